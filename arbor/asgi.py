@@ -1,0 +1,12 @@
+"""ASGI entry point: HTTP through Django; WebSockets are added by the live-events work."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arbor.settings")
+django_asgi_app = get_asgi_application()
+
+from channels.routing import ProtocolTypeRouter  # noqa: E402
+
+application = ProtocolTypeRouter({"http": django_asgi_app})

@@ -1,0 +1,26 @@
+"""Arbor's engine: tree-structured conversation memory. No web code lives here."""
+
+from .errors import ArborError, Conflict, InvalidInput, NotFound, OverBudget, ReadOnly
+from .manager import SessionManager
+from .messages import Message, SessionInfo
+from .search import SearchHit
+from .session import Session
+from .storage import SessionStorage
+from .tree import Compaction, TreeRow
+
+__all__ = [
+    "ArborError",
+    "Compaction",
+    "Conflict",
+    "InvalidInput",
+    "Message",
+    "NotFound",
+    "OverBudget",
+    "ReadOnly",
+    "SearchHit",
+    "Session",
+    "SessionInfo",
+    "SessionManager",
+    "SessionStorage",
+    "TreeRow",
+]

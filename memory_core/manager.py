@@ -1,0 +1,188 @@
+"""SessionManager: the registry of one agent's sessions, and the door to each session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from .errors import InvalidInput, NotFound
+from .messages import Message, SessionInfo
+from .search import SearchHit, clamp_limit, query_terms
+from .session import MessageInput, Session, _check_id, _optional_id
+from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
+from .tree import Compaction
+
+MAX_NAME = 200
+
+
+def _agent_id(agent: Any) -> str:
+    value = getattr(agent, "pk", agent)
+    if not isinstance(value, str) or not value:
+        raise InvalidInput("agent must be an Agent or its id")
+    return value
+
+
+def _name(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidInput("name must be a string")
+    value = value.replace("\x00", "").strip()
+    if len(value) > MAX_NAME:
+        raise InvalidInput(f"name is longer than {MAX_NAME} characters")
+    return value
+
+
+def _optional_text(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_NAME:
+        raise InvalidInput(f"{what} must be a string of at most {MAX_NAME} characters")
+    return value.replace("\x00", "")
+
+
+class SessionManager:
+    """All sessions of one agent. Build it with `SessionManager.for_agent(agent)`."""
+
+    def __init__(self, agent_id: str, storage: SessionStorage) -> None:
+        self.agent_id = agent_id
+        self.storage = storage
+
+    @classmethod
+    def for_agent(
+        cls, agent: Any, *, storage: SessionStorage | None = None,
+        storage_path: str = DEFAULT_STORAGE,
+    ) -> SessionManager:
+        """A manager for an Agent (model instance or id), on the ORM storage by default."""
+        return cls(_agent_id(agent), storage if storage is not None else load_storage(storage_path))
+
+    # ----------------------------------------------------------------- registry
+    def create(
+        self, name: str | None = None, parent_session_id: str | None = None,
+        model: str | None = None, source: str | None = None,
+    ) -> SessionInfo:
+        return self.storage.create_session(
+            self.agent_id, name=_name(name),
+            parent_session_id=_optional_id(parent_session_id, "parent_session_id"),
+            model=_optional_text(model, "model"), source=_optional_text(source, "source"),
+        )
+
+    def get(self, session_id: str) -> SessionInfo | None:
+        if not isinstance(session_id, str) or not session_id:
+            return None
+        return self.storage.get_session(self.agent_id, session_id)
+
+    def list(self) -> list[SessionInfo]:
+        """The agent's sessions, most recently updated first."""
+        return self.storage.list_sessions(self.agent_id)
+
+    def rename(self, session_id: str, name: str) -> SessionInfo:
+        return self.storage.update_session(self.agent_id, _check_id(session_id, "session_id"),
+                                           name=_name(name))
+
+    def delete(self, session_id: str) -> bool:
+        """Delete a session with its messages, overlays and search rows."""
+        return self.storage.delete_session(self.agent_id, _check_id(session_id, "session_id"))
+
+    def end(self, session_id: str, reason: str) -> SessionInfo:
+        return self.storage.update_session(
+            self.agent_id, _check_id(session_id, "session_id"),
+            end_reason=_optional_text(reason, "end_reason"),
+        )
+
+    def get_session(self, session_id: str) -> Session:
+        """The Session object for an id of this agent. Raises NotFound."""
+        if self.get(session_id) is None:
+            raise NotFound(f"session {session_id} not found")
+        return Session(self.storage, agent_id=self.agent_id, session_id=session_id)
+
+    def add_usage(
+        self, session_id: str, input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0
+    ) -> SessionInfo:
+        """Add to the session's token and cost totals."""
+        for value, what in ((input_tokens, "input_tokens"), (output_tokens, "output_tokens")):
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**53:
+                raise InvalidInput(f"{what} must be a non-negative integer")
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < 1e12:
+            raise InvalidInput("cost must be a non-negative number")
+        return self.storage.add_usage(
+            self.agent_id, _check_id(session_id, "session_id"), input_tokens=input_tokens,
+            output_tokens=output_tokens, cost=float(cost),
+        )
+
+    # ----------------------------------------------------------------- messages
+    def append(
+        self, session_id: str, message: MessageInput, parent_id: str | None = None,
+        *, if_latest: str | None = None,
+    ) -> Message:
+        return self.get_session(session_id).append_message(message, parent_id, if_latest=if_latest)
+
+    def upsert(self, session_id: str, message: MessageInput, parent_id: str | None = None) -> Message:
+        return self.get_session(session_id).upsert_message(message, parent_id)
+
+    def append_all(
+        self, session_id: str, messages: Iterable[MessageInput], parent_id: str | None = None
+    ) -> list[Message]:
+        """Append messages in order, each the parent of the next; all or nothing."""
+        return self.get_session(session_id).append_messages(messages, parent_id)
+
+    def get_history(
+        self, session_id: str, leaf_id: str | None = None, raw: bool = False
+    ) -> list[Message]:
+        return self.get_session(session_id).get_history(leaf_id, raw)
+
+    def get_message_count(self, session_id: str) -> int:
+        return self.get_session(session_id).get_message_count()
+
+    def clear_messages(self, session_id: str) -> None:
+        self.get_session(session_id).clear_messages()
+
+    def delete_messages(self, session_id: str, ids: Iterable[str]) -> int:
+        return self.get_session(session_id).delete_messages(ids)
+
+    def fork(self, session_id: str, at_message_id: str, name: str | None = None) -> SessionInfo:
+        """Copy the path up to at_message_id into a new session (parent_session_id set).
+
+        Copies keep their ids and record `metadata.forked_from`. Raises NotFound.
+        """
+        return self.storage.fork(
+            self.agent_id, _check_id(session_id, "session_id"),
+            _check_id(at_message_id, "at_message_id"), name=_name(name),
+        )
+
+    def add_compaction(
+        self, session_id: str, summary: str, from_id: str, to_id: str
+    ) -> Compaction:
+        return self.get_session(session_id).add_compaction(summary, from_id, to_id)
+
+    def get_compactions(self, session_id: str) -> list[Compaction]:
+        return self.get_session(session_id).get_compactions()
+
+    def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+        """Messages of all the agent's sessions matching any word of `query`, best first."""
+        return self.storage.search(
+            agent_id=self.agent_id, session_id=None, terms=query_terms(query),
+            limit=clamp_limit(limit, 20),
+        )
+
+    # ------------------------------------------------------- async twins
+    acreate = sync_to_async(create)
+    aget = sync_to_async(get)
+    alist = sync_to_async(list)
+    arename = sync_to_async(rename)
+    adelete = sync_to_async(delete)
+    aget_session = sync_to_async(get_session)
+    aadd_usage = sync_to_async(add_usage)
+    aappend = sync_to_async(append)
+    aupsert = sync_to_async(upsert)
+    aappend_all = sync_to_async(append_all)
+    aget_history = sync_to_async(get_history)
+    aget_message_count = sync_to_async(get_message_count)
+    aclear_messages = sync_to_async(clear_messages)
+    adelete_messages = sync_to_async(delete_messages)
+    afork = sync_to_async(fork)
+    aadd_compaction = sync_to_async(add_compaction)
+    aget_compactions = sync_to_async(get_compactions)
+    asearch = sync_to_async(search)

@@ -1,0 +1,246 @@
+"""Messages and sessions as values; turning caller input into a storable message."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, NamedTuple
+
+import orjson
+
+from .errors import InvalidInput
+
+Role = Literal["user", "assistant", "system", "tool"]
+ROLES: frozenset[str] = frozenset(("user", "assistant", "system", "tool"))
+MAX_ID_LENGTH = 255
+
+
+class Message(NamedTuple):
+    """A stored message. A tuple, so reading a 10,000-message path stays cheap."""
+
+    id: str
+    parent_id: str | None
+    role: str
+    parts: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    created_at: datetime
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of SPEC §9."""
+        return {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "role": self.role,
+            "parts": self.parts,
+            "metadata": self.metadata,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session's registry row."""
+
+    id: str
+    agent_id: str
+    name: str
+    parent_session_id: str | None
+    model: str | None
+    source: str | None
+    input_tokens: int
+    output_tokens: int
+    estimated_cost: float
+    end_reason: str | None
+    message_count: int
+    created_at: datetime
+    updated_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat()
+        data["updated_at"] = self.updated_at.isoformat()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A validated message ready for storage; everything derived is computed once here."""
+
+    id: str
+    role: str
+    parts: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    parts_json: str
+    metadata_json: str
+    text: str
+    created_at: datetime
+    id_given: bool
+
+    def same_content(self, stored: Message) -> bool:
+        return (
+            stored.role == self.role
+            and stored.parts == self.parts
+            and stored.metadata == self.metadata
+        )
+
+    def tool_result_ids(self) -> list[str]:
+        """toolCallIds of split-form results whose call must be looked up for indexing."""
+        return [
+            str(p["toolCallId"])
+            for p in self.parts
+            if p.get("type") == "tool-result" and p.get("toolCallId") is not None
+        ]
+
+    def to_message(self, parent_id: str | None) -> Message:
+        return Message(
+            self.id, parent_id, self.role, self.parts, self.metadata, self.created_at, self.text
+        )
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def dumps(value: Any, what: str) -> str:
+    """JSON text for storage. Rejects what JSON or the databases cannot hold."""
+    try:
+        return orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError) as exc:
+        raise InvalidInput(f"{what} cannot be stored as JSON: {exc}") from exc
+
+
+def prepare(message: Message | Mapping[str, Any], *, keep_created_at: bool = False) -> NewMessage:
+    """Validate caller input (a Message or a dict of its shape) into a NewMessage.
+
+    Raises InvalidInput for a wrong shape. A dict may give `content` (a string)
+    instead of `parts`, as a shorthand for one text part.
+    """
+    if isinstance(message, Message):
+        data: Mapping[str, Any] = message._asdict()
+    elif isinstance(message, Mapping):
+        data = message
+    else:
+        raise InvalidInput("message must be an object with role and parts")
+
+    role = data.get("role")
+    if not isinstance(role, str) or role not in ROLES:
+        raise InvalidInput(f"role must be one of user, assistant, system, tool (got {role!r})")
+
+    parts = data.get("parts")
+    if parts is None and isinstance(data.get("content"), str):
+        parts = [{"type": "text", "text": data["content"]}]
+    if not isinstance(parts, list):
+        raise InvalidInput("parts must be a list of objects")
+    for i, part in enumerate(parts):
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            raise InvalidInput(f"parts[{i}] must be an object with a string 'type'")
+
+    metadata = data.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be an object")
+
+    raw_id = data.get("id")
+    if raw_id is None or raw_id == "":
+        message_id, id_given = new_id(), False
+    elif isinstance(raw_id, str) and len(raw_id) <= MAX_ID_LENGTH and raw_id.strip() == raw_id:
+        message_id, id_given = raw_id, True
+    else:
+        raise InvalidInput(f"id must be a string of 1 to {MAX_ID_LENGTH} characters without surrounding spaces")
+
+    created_at = now()
+    if keep_created_at and isinstance(data.get("created_at"), datetime):
+        created_at = data["created_at"]
+
+    parts_json = dumps(parts, "parts")
+    metadata_json = dumps(metadata, "metadata")
+    # Round-trip so what we compare and return is exactly what a read returns.
+    parts = orjson.loads(parts_json)
+    metadata = orjson.loads(metadata_json)
+    return NewMessage(
+        id=message_id,
+        role=role,
+        parts=parts,
+        metadata=metadata,
+        parts_json=parts_json,
+        metadata_json=metadata_json,
+        text=project_text(parts),
+        created_at=created_at,
+        id_given=id_given,
+    )
+
+
+def tool_name(part: Mapping[str, Any]) -> str | None:
+    kind = part.get("type", "")
+    if kind == "dynamic-tool" or kind in ("tool-call", "tool-result"):
+        name = part.get("toolName")
+        return str(name) if name else None
+    if isinstance(kind, str) and kind.startswith("tool-"):
+        return kind[5:]
+    return None
+
+
+def flatten(value: Any) -> str:
+    """The words inside a JSON value: strings and numbers, keys left out."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int | float):
+            out.append(str(item))
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return " ".join(out)
+
+
+def project_text(parts: Iterable[Mapping[str, Any]]) -> str:
+    """Plain text of a message, for search, previews and token estimates."""
+    chunks: list[str] = []
+    for part in parts:
+        kind = part.get("type")
+        if kind in ("text", "reasoning"):
+            text = part.get("text")
+            if isinstance(text, str):
+                chunks.append(text)
+            continue
+        name = tool_name(part)
+        if name is None and kind != "tool-result":
+            continue
+        pieces = [name or ""]
+        if "input" in part:
+            pieces.append(flatten(part["input"]))
+        if "output" in part:
+            pieces.append(flatten(part["output"]))
+        if part.get("errorText"):
+            pieces.append(str(part["errorText"]))
+        chunks.append(" ".join(p for p in pieces if p))
+    # Postgres text columns cannot hold NUL.
+    return "\n".join(chunks).replace("\x00", "")
+
+
+def tool_calls_in(parts: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """toolCallId -> 'name input words' for every call in these parts."""
+    calls: dict[str, str] = {}
+    for part in parts:
+        if part.get("type") == "tool-result":
+            continue
+        name = tool_name(part)
+        call_id = part.get("toolCallId")
+        if name is None or call_id is None:
+            continue
+        calls[str(call_id)] = f"{name} {flatten(part.get('input'))}".strip()
+    return calls

@@ -1,0 +1,170 @@
+"""Session: one conversation's tree, read and written through a SessionStorage."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from .errors import InvalidInput, NotFound
+from .messages import Message, prepare
+from .search import SearchHit, clamp_limit, query_terms
+from .storage import SessionStorage
+from .tree import Compaction, TreeRow, apply_overlays
+
+MessageInput = Message | Mapping[str, Any]
+
+
+def _check_id(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{what} must be a non-empty string")
+    return value
+
+
+def _optional_id(value: Any, what: str) -> str | None:
+    return None if value is None else _check_id(value, what)
+
+
+class Session:
+    """A conversation tree. Get one from `SessionManager.get_session()`."""
+
+    def __init__(self, storage: SessionStorage, *, agent_id: str, session_id: str) -> None:
+        self.storage = storage
+        self.agent_id = agent_id
+        self.id = session_id
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id}>"
+
+    # ------------------------------------------------------------------ writes
+    def append_message(
+        self, message: MessageInput, parent_id: str | None = None, *, if_latest: str | None = None
+    ) -> Message:
+        """Append under parent_id, else under the latest leaf.
+
+        Appending under a message that has children makes a branch. With `if_latest`,
+        refuses (Conflict) unless that message is still the latest leaf. Appending an
+        existing id is idempotent for the same content and a Conflict otherwise.
+        Raises NotFound for an unknown parent.
+        """
+        new = prepare(message)
+        return self.storage.append(
+            self.id, new, parent_id=_optional_id(parent_id, "parent_id"),
+            if_latest=_optional_id(if_latest, "if_latest"),
+        )
+
+    def upsert_message(self, message: MessageInput, parent_id: str | None = None) -> Message:
+        """Insert, or replace the content of an existing message in place (parent kept)."""
+        new = prepare(message)
+        return self.storage.append(
+            self.id, new, parent_id=_optional_id(parent_id, "parent_id"), upsert=True
+        )
+
+    def update_message(self, message: MessageInput) -> Message:
+        """Replace the content of an existing message. Raises NotFound."""
+        new = prepare(message)
+        if not new.id_given:
+            raise InvalidInput("update_message needs the id of the message to update")
+        return self.storage.update(self.id, new)
+
+    def append_messages(
+        self, messages: Iterable[MessageInput], parent_id: str | None = None
+    ) -> list[Message]:
+        """Append each under the previous one, atomically."""
+        prepared = [prepare(m) for m in _as_list(messages)]
+        return self.storage.append_chain(
+            self.id, prepared, parent_id=_optional_id(parent_id, "parent_id")
+        )
+
+    def delete_messages(self, ids: Iterable[str]) -> int:
+        """Delete messages; their children move up to the nearest kept ancestor.
+
+        Overlays touching a deleted message are removed. Returns how many were deleted.
+        """
+        return self.storage.delete_messages(self.id, [_check_id(i, "id") for i in _as_list(ids)])
+
+    def clear_messages(self) -> None:
+        """Remove every message, overlay and search row of this session."""
+        self.storage.clear(self.id)
+
+    # ------------------------------------------------------------------- reads
+    def get_message(self, message_id: str) -> Message | None:
+        return self.storage.get_message(self.id, _check_id(message_id, "message_id"))
+
+    def get_history(self, leaf_id: str | None = None, raw: bool = False) -> list[Message]:
+        """Root-to-leaf path (default: latest leaf), oldest first, overlays applied unless raw.
+
+        Raises NotFound for an unknown leaf.
+        """
+        path, overlays = self.storage.path(
+            self.id, _optional_id(leaf_id, "leaf_id"), with_overlays=not raw
+        )
+        return path if raw else apply_overlays(path, overlays)
+
+    def get_latest_leaf(self) -> Message | None:
+        return self.storage.latest_leaf(self.id)
+
+    def get_branches(self, message_id: str) -> list[Message]:
+        """The children of a message, oldest first. Raises NotFound."""
+        return self.storage.children(self.id, _check_id(message_id, "message_id"))
+
+    def get_path_length(self, leaf_id: str | None = None) -> int:
+        """Messages on the path to leaf_id (default: latest leaf), before overlays."""
+        return self.storage.path_length(self.id, _optional_id(leaf_id, "leaf_id"))
+
+    def get_tree(self) -> list[TreeRow]:
+        return self.storage.tree(self.id)
+
+    def get_message_count(self) -> int:
+        return self.storage.message_count(self.id)
+
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """Messages of this session matching any word of `query`, best first."""
+        return self.storage.search(
+            agent_id=self.agent_id, session_id=self.id, terms=query_terms(query),
+            limit=clamp_limit(limit, 10),
+        )
+
+    # ------------------------------------------------------------- compactions
+    def add_compaction(self, summary: str, from_id: str, to_id: str) -> Compaction:
+        """Read the path range from_id..to_id as one summary message. Nothing is deleted."""
+        if not isinstance(summary, str) or not summary.strip():
+            raise InvalidInput("summary must be a non-empty string")
+        return self.storage.add_compaction(
+            self.id, summary=summary, from_id=_check_id(from_id, "from_id"),
+            to_id=_check_id(to_id, "to_id"),
+        )
+
+    def get_compactions(self) -> list[Compaction]:
+        return self.storage.get_compactions(self.id)
+
+    def remove_compaction(self, compaction_id: str) -> None:
+        """Remove an overlay; reads show the original messages again. Raises NotFound."""
+        if not self.storage.remove_compaction(self.id, _check_id(compaction_id, "compaction_id")):
+            raise NotFound(f"compaction {compaction_id} not found")
+
+    # ------------------------------------------------------- async twins
+    aappend_message = sync_to_async(append_message)
+    aupsert_message = sync_to_async(upsert_message)
+    aupdate_message = sync_to_async(update_message)
+    aappend_messages = sync_to_async(append_messages)
+    adelete_messages = sync_to_async(delete_messages)
+    aclear_messages = sync_to_async(clear_messages)
+    aget_message = sync_to_async(get_message)
+    aget_history = sync_to_async(get_history)
+    aget_latest_leaf = sync_to_async(get_latest_leaf)
+    aget_branches = sync_to_async(get_branches)
+    aget_path_length = sync_to_async(get_path_length)
+    aget_tree = sync_to_async(get_tree)
+    aget_message_count = sync_to_async(get_message_count)
+    asearch = sync_to_async(search)
+    aadd_compaction = sync_to_async(add_compaction)
+    aget_compactions = sync_to_async(get_compactions)
+    aremove_compaction = sync_to_async(remove_compaction)
+
+
+def _as_list(items: Any) -> Sequence[Any]:
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise InvalidInput("expected a list")
+    return list(items)

@@ -1,0 +1,117 @@
+"""The storage boundary: what the engine needs from a database.
+
+Implemented once, with the Django ORM and raw SQL where the ORM cannot express the
+work, by `sessions_app.storage.OrmStorage`. The engine names it by dotted path, as
+Django names its session engine, so memory_core never imports the web app.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from .messages import Message, NewMessage, SessionInfo
+from .search import SearchHit
+from .tree import Compaction, TreeRow
+
+DEFAULT_STORAGE = "sessions_app.storage.OrmStorage"
+
+
+class SessionStorage(Protocol):
+    """Registry calls take the agent id; message calls take a session id that the
+    engine has already checked belongs to that agent."""
+
+    # --- registry -------------------------------------------------------------
+    def create_session(
+        self, agent_id: str, *, name: str, parent_session_id: str | None,
+        model: str | None, source: str | None,
+    ) -> SessionInfo:
+        """Raises NotFound when parent_session_id is not one of the agent's sessions."""
+
+    def get_session(self, agent_id: str, session_id: str) -> SessionInfo | None: ...
+
+    def list_sessions(self, agent_id: str) -> list[SessionInfo]:
+        """Newest `updated_at` first."""
+
+    def update_session(self, agent_id: str, session_id: str, **fields: Any) -> SessionInfo:
+        """Set registry fields (name, model, source, end_reason). Raises NotFound."""
+
+    def delete_session(self, agent_id: str, session_id: str) -> bool:
+        """Remove the session and everything of it; False when it did not exist."""
+
+    def add_usage(
+        self, agent_id: str, session_id: str, *, input_tokens: int, output_tokens: int, cost: float
+    ) -> SessionInfo:
+        """Accumulate usage counters. Raises NotFound."""
+
+    # --- messages -------------------------------------------------------------
+    def append(
+        self, session_id: str, new: NewMessage, *, parent_id: str | None,
+        if_latest: str | None = None, upsert: bool = False,
+    ) -> Message:
+        """Store under parent_id, else under the latest leaf, serialised per session.
+
+        Raises NotFound (session or parent), Conflict (same id with other content
+        unless upsert; if_latest that is no longer the leaf).
+        """
+
+    def append_chain(
+        self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None
+    ) -> list[Message]:
+        """Append each under the previous one, atomically: all or nothing."""
+
+    def update(self, session_id: str, new: NewMessage) -> Message:
+        """Replace the content of a stored message. Raises NotFound."""
+
+    def delete_messages(self, session_id: str, ids: Sequence[str]) -> int:
+        """Delete, re-attaching children to the nearest kept ancestor; drops touched overlays."""
+
+    def clear(self, session_id: str) -> None: ...
+
+    def get_message(self, session_id: str, message_id: str) -> Message | None: ...
+
+    def latest_leaf(self, session_id: str) -> Message | None: ...
+
+    def children(self, session_id: str, message_id: str) -> list[Message]:
+        """Oldest first. Raises NotFound for an unknown message."""
+
+    def path(
+        self, session_id: str, leaf_id: str | None, *, with_overlays: bool
+    ) -> tuple[list[Message], list[Compaction]]:
+        """Root-to-leaf path (default leaf: the latest) in one query, plus the session's
+        overlays (oldest first) in one more when asked. Raises NotFound for an unknown leaf."""
+
+    def path_length(self, session_id: str, leaf_id: str | None) -> int: ...
+
+    def tree(self, session_id: str) -> list[TreeRow]: ...
+
+    def message_count(self, session_id: str) -> int: ...
+
+    def fork(
+        self, agent_id: str, session_id: str, at_message_id: str, *, name: str
+    ) -> SessionInfo:
+        """Copy the path to at_message_id into a new session. Raises NotFound."""
+
+    # --- compactions ----------------------------------------------------------
+    def add_compaction(
+        self, session_id: str, *, summary: str, from_id: str, to_id: str
+    ) -> Compaction:
+        """Raises NotFound for unknown endpoints, InvalidInput when `from` is not on `to`'s path."""
+
+    def get_compactions(self, session_id: str) -> list[Compaction]: ...
+
+    def remove_compaction(self, session_id: str, compaction_id: str) -> bool: ...
+
+    # --- search ---------------------------------------------------------------
+    def search(
+        self, *, agent_id: str, session_id: str | None, terms: Sequence[str], limit: int
+    ) -> list[SearchHit]:
+        """Messages holding any of `terms`; all-terms matches first, then BM25."""
+
+
+def load_storage(dotted: str = DEFAULT_STORAGE) -> SessionStorage:
+    module, _, name = dotted.rpartition(".")
+    factory = getattr(importlib.import_module(module), name)
+    storage: SessionStorage = factory()
+    return storage

@@ -1,0 +1,134 @@
+"""Pure tree logic: compaction overlays on a path, rows for tree views."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .messages import Message
+
+SUMMARY_PREFIX = "[Summary of earlier conversation]\n"
+PREVIEW_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """An overlay: the path from `from_message_id` to `to_message_id` reads as a summary."""
+
+    id: str
+    summary: str
+    from_message_id: str
+    to_message_id: str
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "summary": self.summary,
+            "from_message_id": self.from_message_id,
+            "to_message_id": self.to_message_id,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+def summary_message(overlay: Compaction, parent_id: str | None) -> Message:
+    text = SUMMARY_PREFIX + overlay.summary
+    return Message(
+        id=f"compaction-{overlay.id}",
+        parent_id=parent_id,
+        role="system",
+        parts=[{"type": "text", "text": text}],
+        metadata={
+            "compaction": {
+                "id": overlay.id,
+                "from_message_id": overlay.from_message_id,
+                "to_message_id": overlay.to_message_id,
+            }
+        },
+        created_at=overlay.created_at,
+        text=text,
+    )
+
+
+def apply_overlays(path: Sequence[Message], overlays: Sequence[Compaction]) -> list[Message]:
+    """The path as read, with overlays applied.
+
+    `overlays` come oldest first (created_at, then insertion order). An overlay applies
+    only when both endpoints are on this path, `from` not after `to`. Newer overlays win:
+    an older one that overlaps a chosen newer one is hidden.
+    """
+    if not overlays or not path:
+        return list(path)
+    position = {m.id: i for i, m in enumerate(path)}
+    chosen: list[tuple[int, int, Compaction]] = []
+    for overlay in reversed(overlays):
+        start = position.get(overlay.from_message_id)
+        end = position.get(overlay.to_message_id)
+        if start is None or end is None or start > end:
+            continue
+        if any(start <= c_end and c_start <= end for c_start, c_end, _ in chosen):
+            continue
+        chosen.append((start, end, overlay))
+    if not chosen:
+        return list(path)
+    chosen.sort(key=lambda c: c[0])
+    out: list[Message] = []
+    cursor = 0
+    for start, end, overlay in chosen:
+        out.extend(path[cursor:start])
+        parent = path[start].parent_id
+        out.append(summary_message(overlay, parent))
+        cursor = end + 1
+    out.extend(path[cursor:])
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRow:
+    id: str
+    parent_id: str | None
+    role: str
+    preview: str
+    created_at: datetime
+    child_count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "role": self.role,
+            "preview": self.preview,
+            "created_at": self.created_at.isoformat(),
+            "child_count": self.child_count,
+        }
+
+
+def tree_rows(rows: Sequence[tuple[str, str | None, str, str, datetime]]) -> list[TreeRow]:
+    """(id, parent_id, role, text, created_at) in insertion order -> tree rows."""
+    children = Counter(parent for _, parent, _, _, _ in rows if parent is not None)
+    return [
+        TreeRow(mid, parent, role, preview(text), created, children.get(mid, 0))
+        for mid, parent, role, text, created in rows
+    ]
+
+
+def preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+def depth_order(rows: Sequence[TreeRow]) -> list[tuple[TreeRow, int]]:
+    """Rows in depth-first order (children oldest first) with their depth, for displays."""
+    by_parent: dict[str | None, list[TreeRow]] = {}
+    for row in rows:
+        by_parent.setdefault(row.parent_id, []).append(row)
+    out: list[tuple[TreeRow, int]] = []
+    stack: list[tuple[TreeRow, int]] = [(r, 0) for r in reversed(by_parent.get(None, []))]
+    while stack:
+        row, depth = stack.pop()
+        out.append((row, depth))
+        stack.extend((c, depth + 1) for c in reversed(by_parent.get(row.id, [])))
+    return out

@@ -1,0 +1,228 @@
+"""The only place where SQL differs by database: full-text writes and matches, dates.
+
+Both vendors index the same Python-made tokens and rank with the same BM25 (FTS5's
+formula: k1=1.2, b=0.75, IDF floored at 1e-6, document length counting the two scope
+tokens), so a query answers the same on SQLite and Postgres.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+
+SCOPE_TOKENS = 2  # every indexed row carries a session token and an agent token
+MAX_POSITIONS = 256  # Postgres keeps at most 256 positions per lexeme
+
+
+def session_token(session_id: str) -> str:
+    # '§' is never part of a user word, so a query cannot name a scope token.
+    return "§s" + session_id.replace("-", "")
+
+
+def agent_token(agent_id: str) -> str:
+    return "§a" + agent_id.replace("-", "")
+
+
+def _quoted(words: Sequence[str]) -> list[str]:
+    # A quoted FTS5 string is text: NEAR, OR, -, :, * inside it are not operators.
+    return ['"' + w.replace('"', '""') + '"' for w in words]
+
+
+class Sqlite:
+    vendor = "sqlite"
+
+    @staticmethod
+    def to_datetime(value: Any) -> datetime:
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+    @staticmethod
+    def db_datetime(value: datetime) -> Any:
+        return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+
+    @staticmethod
+    def insert_index(
+        tokens: Sequence[str], session_id: str, agent_id: str
+    ) -> tuple[str, str, list[Any]]:
+        return "", "", []  # the FTS5 row is written after the message row
+
+    @staticmethod
+    def index_inserted(
+        cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str
+    ) -> None:
+        Sqlite.index(cur, seq, tokens, session_id, agent_id)
+
+    @staticmethod
+    def index(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
+        cur.execute(
+            "INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)",
+            [seq, " ".join(tokens), f"{session_token(session_id)} {agent_token(agent_id)}"],
+        )
+
+    @staticmethod
+    def reindex(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
+        cur.execute("DELETE FROM arbor_message_fts WHERE rowid = %s", [seq])
+        Sqlite.index(cur, seq, tokens, session_id, agent_id)
+
+    @staticmethod
+    def copy_index(cur: Any, *, source_session: str, target_session: str, agent_id: str) -> None:
+        cur.execute(
+            """INSERT INTO arbor_message_fts(rowid, body, scope)
+               SELECT t.seq, f.body, %s
+               FROM arbor_message t
+               JOIN arbor_message s ON s.session_id = %s AND s.message_id = t.message_id
+               JOIN arbor_message_fts f ON f.rowid = s.seq
+               WHERE t.session_id = %s""",
+            [f"{session_token(target_session)} {agent_token(agent_id)}", source_session,
+             target_session],
+        )
+
+    @staticmethod
+    def search(
+        cur: Any, *, scope: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]]:
+        words = _quoted(terms)
+        any_match = f'scope : "{scope}" AND body : ({" OR ".join(words)})'
+        rank = "bm25(arbor_message_fts, 1.0, 0.0)"  # the scope column weighs nothing
+        order = f"{rank}, f.rowid DESC"
+        params: list[Any] = [any_match]
+        if len(terms) > 1:
+            # Messages holding every word first (one materialised subquery).
+            order = ("(f.rowid IN (SELECT rowid FROM arbor_message_fts "
+                     "WHERE arbor_message_fts MATCH %s)) DESC, " + order)
+            params.append(f'scope : "{scope}" AND body : ({" AND ".join(words)})')
+        params.append(limit)
+        cur.execute(
+            f"""SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, -{rank}
+                FROM arbor_message_fts f JOIN arbor_message m ON m.seq = f.rowid
+                WHERE arbor_message_fts MATCH %s
+                ORDER BY {order} LIMIT %s""",
+            params,
+        )
+        return list(cur.fetchall())
+
+
+def _tsvector(tokens: Sequence[str], session_id: str, agent_id: str) -> str:
+    """A tsvector literal built from our tokens, so Postgres' parser never re-splits them.
+
+    Only counts matter (BM25 needs term frequency); positions are 1..n per lexeme.
+    """
+    counts = Counter(tokens)
+    counts[session_token(session_id)] = 1
+    counts[agent_token(agent_id)] = 1
+    items = []
+    for lexeme, count in counts.items():
+        quoted = lexeme.replace("\\", "\\\\").replace("'", "''")
+        positions = ",".join(str(i) for i in range(1, min(count, MAX_POSITIONS) + 1))
+        items.append(f"'{quoted}':{positions}")
+    return " ".join(items)
+
+
+def _tsquery_terms(terms: Sequence[str]) -> list[str]:
+    return ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
+
+
+class Postgres:
+    vendor = "postgresql"
+
+    @staticmethod
+    def to_datetime(value: Any) -> datetime:
+        return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+    @staticmethod
+    def db_datetime(value: datetime) -> Any:
+        return value
+
+    @staticmethod
+    def insert_index(
+        tokens: Sequence[str], session_id: str, agent_id: str
+    ) -> tuple[str, str, list[Any]]:
+        # The vector goes in with the row: one statement per append.
+        return ", search_vector", ", %s::tsvector", [_tsvector(tokens, session_id, agent_id)]
+
+    @staticmethod
+    def index_inserted(
+        cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str
+    ) -> None:
+        return None
+
+    @staticmethod
+    def index(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
+        cur.execute(
+            "UPDATE arbor_message SET search_vector = %s::tsvector WHERE seq = %s",
+            [_tsvector(tokens, session_id, agent_id), seq],
+        )
+
+    reindex = index
+
+    @staticmethod
+    def copy_index(cur: Any, *, source_session: str, target_session: str, agent_id: str) -> None:
+        cur.execute(
+            """UPDATE arbor_message t
+               SET search_vector = ts_delete(s.search_vector, ARRAY[%s]) || %s::tsvector
+               FROM arbor_message s
+               WHERE t.session_id = %s AND s.session_id = %s AND s.message_id = t.message_id""",
+            [session_token(source_session), f"'{session_token(target_session)}':1",
+             target_session, source_session],
+        )
+
+    @staticmethod
+    def search(
+        cur: Any, *, scope: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]]:
+        quoted = _tsquery_terms(terms)
+        any_query = f"'{scope}' & ({' | '.join(quoted)})"
+        # BM25 as FTS5 computes it: corpus size, mean length and document frequencies
+        # over the whole index; the frequencies come from the GIN index, term by term.
+        cur.execute(
+            f"""
+            WITH stats AS (
+                SELECT greatest(sum(message_count), 1)::float8 AS n,
+                       (sum(search_tokens) + {SCOPE_TOKENS} * sum(message_count))::float8
+                         / greatest(sum(message_count), 1) AS avgdl
+                FROM arbor_session
+            ),
+            terms AS (
+                SELECT t.term,
+                       (SELECT count(*) FROM arbor_message x
+                        WHERE x.search_vector @@ t.q) AS df
+                FROM unnest(%s::text[], %s::tsquery[]) AS t(term, q)
+            ),
+            weights AS (
+                SELECT term, greatest(ln((stats.n - df + 0.5) / (df + 0.5)), 1e-6) AS idf
+                FROM terms, stats
+            )
+            SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, s.score
+            FROM arbor_message m
+            CROSS JOIN stats
+            CROSS JOIN LATERAL (
+                SELECT sum(w.idf * (u.tf * 2.2)
+                           / (u.tf + 1.2 * (0.25 + 0.75 * (m.search_len + {SCOPE_TOKENS})
+                                                    / stats.avgdl))) AS score,
+                       count(*) AS matched
+                FROM (SELECT lexeme, array_length(positions, 1)::float8 AS tf
+                      FROM unnest(m.search_vector)) u
+                JOIN weights w ON w.term = u.lexeme
+            ) s
+            WHERE m.search_vector @@ %s::tsquery
+            ORDER BY (s.matched = %s) DESC, s.score DESC, m.seq DESC
+            LIMIT %s
+            """,
+            [list(terms), quoted, any_query, len(terms), limit],
+        )
+        return list(cur.fetchall())
+
+
+DIALECTS: dict[str, type[Sqlite] | type[Postgres]] = {"sqlite": Sqlite, "postgresql": Postgres}
+
+
+def current() -> type[Sqlite] | type[Postgres]:
+    try:
+        return DIALECTS[connection.vendor]
+    except KeyError:  # pragma: no cover - settings allow only these two
+        raise RuntimeError(f"Arbor supports SQLite and PostgreSQL, not {connection.vendor}") from None

@@ -1,0 +1,112 @@
+"""Arbor's tables. Hot paths use raw SQL (storage.py, dialects.py); the ORM serves the rest."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+def uuid_str() -> str:
+    return str(uuid.uuid4())
+
+
+class Agent(models.Model):
+    """One assistant's memory, owned by a user."""
+
+    id = models.CharField(primary_key=True, max_length=36, default=uuid_str, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agents")
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "arbor_agent"
+        ordering = ["name"]
+        indexes = [models.Index(fields=["owner", "name"], name="arbor_agent_owner_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Session(models.Model):
+    """One conversation's registry row (SPEC §1)."""
+
+    id = models.CharField(primary_key=True, max_length=36, default=uuid_str, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sessions")
+    name = models.CharField(max_length=200, blank=True, default="")
+    parent_session = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="continuations"
+    )
+    model = models.CharField(max_length=200, null=True, blank=True)
+    source = models.CharField(max_length=200, null=True, blank=True)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    estimated_cost = models.FloatField(default=0.0)
+    end_reason = models.CharField(max_length=100, null=True, blank=True)
+    # Kept by every message write, so lists and search statistics need no COUNT(*).
+    message_count = models.IntegerField(default=0)
+    search_tokens = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "arbor_session"
+        indexes = [models.Index(fields=["agent", "-updated_at"], name="arbor_session_agent_upd")]
+
+    def __str__(self) -> str:
+        return self.name or self.id
+
+
+class Message(models.Model):
+    """A message in a session's tree.
+
+    `seq` is the insertion order and the parent pointer (`parent_seq`) walked by the
+    path CTE; a parent always has a lower seq than its children, so no cycle can form.
+    `parent_message_id` repeats the parent's public id so reads need no join.
+    """
+
+    seq = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages", db_index=False)
+    message_id = models.CharField(max_length=255)
+    parent_seq = models.BigIntegerField(null=True, blank=True)
+    parent_message_id = models.CharField(max_length=255, null=True, blank=True)
+    role = models.CharField(max_length=16)
+    parts = models.TextField(default="[]")  # JSON text, returned as stored
+    metadata = models.TextField(default="{}")  # JSON text
+    text = models.TextField(default="", blank=True)  # plain-text projection
+    search_len = models.IntegerField(default=0)  # indexed tokens, for BM25 on Postgres
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "arbor_message"
+        constraints = [
+            models.UniqueConstraint(fields=["session", "message_id"], name="arbor_message_session_mid")
+        ]
+        indexes = [
+            models.Index(fields=["session", "seq"], name="arbor_message_session_seq"),
+            models.Index(fields=["parent_seq"], name="arbor_message_parent_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.message_id}"
+
+
+class Compaction(models.Model):
+    """An overlay that reads a path range as a summary; stored messages stay untouched."""
+
+    seq = models.BigAutoField(primary_key=True)
+    overlay_id = models.CharField(max_length=36, unique=True, default=uuid_str, editable=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="compactions")
+    summary = models.TextField()
+    from_message_id = models.CharField(max_length=255)
+    to_message_id = models.CharField(max_length=255)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "arbor_compaction"
+        indexes = [models.Index(fields=["session", "created_at", "seq"], name="arbor_compaction_order")]
+
+    def __str__(self) -> str:
+        return f"compaction {self.overlay_id}"

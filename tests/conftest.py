@@ -1,0 +1,60 @@
+"""Shared fixtures: a user with an agent, its manager, and a second tenant."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from memory_core import SessionManager
+
+
+def user_msg(text: str, **extra: object) -> dict[str, object]:
+    return {"role": "user", "parts": [{"type": "text", "text": text}], **extra}
+
+
+def assistant_msg(text: str, **extra: object) -> dict[str, object]:
+    return {"role": "assistant", "parts": [{"type": "text", "text": text}], **extra}
+
+
+def make_agent(username: str, name: str = "agent"):
+    from django.contrib.auth.models import User
+
+    from sessions_app.models import Agent
+
+    user, _ = User.objects.get_or_create(username=username)
+    return Agent.objects.create(owner=user, name=name)
+
+
+@pytest.fixture
+def agent(db):
+    return make_agent("alice", "assistant")
+
+
+@pytest.fixture
+def manager(agent) -> SessionManager:
+    return SessionManager.for_agent(agent)
+
+
+@pytest.fixture
+def other_manager(db) -> SessionManager:
+    """A second tenant: another user's agent."""
+    return SessionManager.for_agent(make_agent("mallory", "other"))
+
+
+@pytest.fixture
+def session(manager):
+    return manager.get_session(manager.create("test").id)
+
+
+@pytest.fixture
+def vendor() -> str:
+    return connection.vendor
+
+
+def pytest_collection_modifyitems(config, items):
+    vendor = connection.vendor
+    for item in items:
+        if "postgres_only" in item.keywords and vendor != "postgresql":
+            item.add_marker(pytest.mark.skip(reason="PostgreSQL only"))
+        if "sqlite_only" in item.keywords and vendor != "sqlite":
+            item.add_marker(pytest.mark.skip(reason="SQLite only"))
