@@ -221,6 +221,20 @@ class OrmStorage:
         d.index_inserted(cur, seq, tokens, session_id, agent_id)
         return new.to_message(parent[1] if parent else None)
 
+    def _raise_missing_parent(
+        self, cur: Any, session_id: str, agent_id: str, parent_id: str
+    ) -> None:
+        # A parent in a sibling session is a conflict; anything else (including another
+        # tenant's message) is simply not found, so ids of others leak nothing.
+        cur.execute(
+            "SELECT 1 FROM arbor_message m JOIN arbor_session s ON s.id = m.session_id "
+            "WHERE m.message_id = %s AND s.agent_id = %s AND s.id <> %s LIMIT 1",
+            [parent_id, agent_id, session_id],
+        )
+        if cur.fetchone() is not None:
+            raise Conflict(f"parent message {parent_id} belongs to another session")
+        raise NotFound(f"parent message {parent_id} not found in session {session_id}")
+
     def _append_locked(
         self, cur: Any, session_id: str, agent_id: str, new: NewMessage, *,
         parent_id: str | None, if_latest: str | None, upsert: bool, tokens: list[str],
@@ -247,7 +261,7 @@ class OrmStorage:
                 )
         if parent_id is not None:
             if parent_id not in found:
-                raise NotFound(f"parent message {parent_id} not found in session {session_id}")
+                self._raise_missing_parent(cur, session_id, agent_id, parent_id)
             parent: tuple[int, str] | None = (found[parent_id][0], parent_id)
         elif if_latest is not None:
             parent = leaf
