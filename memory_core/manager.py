@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 from typing import Any
 
@@ -21,7 +22,7 @@ def _agent_id(agent: Any) -> str:
     value = getattr(agent, "pk", agent)
     if not isinstance(value, str) or not value:
         raise InvalidInput("agent must be an Agent or its id")
-    return value
+    return str(value)
 
 
 def _name(value: Any) -> str:
@@ -29,10 +30,10 @@ def _name(value: Any) -> str:
         return ""
     if not isinstance(value, str):
         raise InvalidInput("name must be a string")
-    value = value.replace("\x00", "").strip()
-    if len(value) > MAX_NAME:
+    name = value.replace("\x00", "").strip()
+    if len(name) > MAX_NAME:
         raise InvalidInput(f"name is longer than {MAX_NAME} characters")
-    return value
+    return name
 
 
 def _optional_text(value: Any, what: str) -> str | None:
@@ -74,7 +75,7 @@ class SessionManager:
             return None
         return self.storage.get_session(self.agent_id, session_id)
 
-    def list(self) -> list[SessionInfo]:
+    def list(self) -> builtins.list[SessionInfo]:
         """The agent's sessions, most recently updated first."""
         return self.storage.list_sessions(self.agent_id)
 
@@ -124,13 +125,13 @@ class SessionManager:
 
     def append_all(
         self, session_id: str, messages: Iterable[MessageInput], parent_id: str | None = None
-    ) -> list[Message]:
+    ) -> builtins.list[Message]:
         """Append messages in order, each the parent of the next; all or nothing."""
         return self.get_session(session_id).append_messages(messages, parent_id)
 
     def get_history(
         self, session_id: str, leaf_id: str | None = None, raw: bool = False
-    ) -> list[Message]:
+    ) -> builtins.list[Message]:
         return self.get_session(session_id).get_history(leaf_id, raw)
 
     def get_message_count(self, session_id: str) -> int:
@@ -157,10 +158,10 @@ class SessionManager:
     ) -> Compaction:
         return self.get_session(session_id).add_compaction(summary, from_id, to_id)
 
-    def get_compactions(self, session_id: str) -> list[Compaction]:
+    def get_compactions(self, session_id: str) -> builtins.list[Compaction]:
         return self.get_session(session_id).get_compactions()
 
-    def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+    def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """Messages of all the agent's sessions matching any word of `query`, best first."""
         return self.storage.search(
             agent_id=self.agent_id, session_id=None, terms=query_terms(query),

@@ -7,4 +7,6 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the FTS5 system check)
+        from .checks import require_fts5
+
+        require_fts5()

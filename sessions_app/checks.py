@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.exceptions import ImproperlyConfigured
 
 
 def fts5_available() -> bool:
@@ -21,17 +20,14 @@ def fts5_available() -> bool:
     return True
 
 
-@register()
-def check_fts5(app_configs: Any, **kwargs: Any) -> list[Error]:
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
-        return []
-    if fts5_available():
-        return []
-    return [
-        Error(
+def require_fts5(engine: str | None = None) -> None:
+    """Stop at startup, with a clear message, when search could not work."""
+    engine = engine or settings.DATABASES["default"]["ENGINE"]
+    if engine != "django.db.backends.sqlite3":
+        return
+    if not fts5_available():
+        raise ImproperlyConfigured(
             f"This Python's SQLite ({sqlite3.sqlite_version}) was built without FTS5, "
-            "which Arbor's search needs.",
-            hint="Use a Python whose sqlite3 has FTS5 (most do), or set DATABASE_URL to PostgreSQL.",
-            id="arbor.E001",
+            "which Arbor's full-text search needs. Use a Python whose sqlite3 module has "
+            "FTS5 (most builds do), or set DATABASE_URL to a PostgreSQL database."
         )
-    ]
