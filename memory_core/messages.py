@@ -28,6 +28,15 @@ class Message(NamedTuple):
     created_at: datetime
     text: str
 
+    def __getitem__(self, key: Any) -> Any:
+        # m["id"] reads like the JSON shape; m[0] still works as for any tuple.
+        if isinstance(key, str):
+            try:
+                return getattr(self, key)
+            except AttributeError:
+                raise KeyError(key) from None
+        return tuple.__getitem__(self, key)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of SPEC §9."""
         return {
@@ -40,8 +49,19 @@ class Message(NamedTuple):
         }
 
 
+class Mappable:
+    """Lets frozen values be read as `value["field"]` too, like the JSON they mirror."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        if key.startswith("_") or key not in self.__dataclass_fields__:  # type: ignore[attr-defined]
+            raise KeyError(key)
+        return getattr(self, key)
+
+
 @dataclass(frozen=True, slots=True)
-class SessionInfo:
+class SessionInfo(Mappable):
     """A session's registry row."""
 
     id: str

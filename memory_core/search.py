@@ -17,6 +17,8 @@ from typing import Any
 
 import Stemmer
 
+from .messages import Mappable
+
 # Runs of characters from scripts written without spaces between words.
 _SPACELESS = (
     "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
@@ -109,7 +111,7 @@ def query_terms(query: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(Mappable):
     """One search result. `rank` is the 1-based position; `score` the relevance."""
 
     id: str

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .messages import Message
+from .messages import Mappable, Message
 
 SUMMARY_PREFIX = "[Summary of earlier conversation]\n"
 PREVIEW_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
-class Compaction:
+class Compaction(Mappable):
     """An overlay: the path from `from_message_id` to `to_message_id` reads as a summary."""
 
     id: str
@@ -87,7 +87,7 @@ def apply_overlays(path: Sequence[Message], overlays: Sequence[Compaction]) -> l
 
 
 @dataclass(frozen=True, slots=True)
-class TreeRow:
+class TreeRow(Mappable):
     id: str
     parent_id: str | None
     role: str
