@@ -8,11 +8,15 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from .context import BlockSpec
 from .errors import InvalidInput, NotFound
 from .messages import Message, SessionInfo
+from .providers.base import SearchResult
 from .search import SearchHit, clamp_limit, query_terms
 from .session import MessageInput, Session, _check_id, _optional_id
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
+from .tokens import TokenCounter
+from .tools import Tool, export, session_search_tool
 from .tree import Compaction
 
 MAX_NAME = 200
@@ -50,6 +54,31 @@ class SessionManager:
     def __init__(self, agent_id: str, storage: SessionStorage) -> None:
         self.agent_id = agent_id
         self.storage = storage
+        self.declared: dict[str, BlockSpec] = {}
+        self.token_counter: TokenCounter | None = None
+
+    # ------------------------------------------------------------ builder
+    def with_context(self, label: str, **options: Any) -> SessionManager:
+        """Declare a block for every session of this manager (provider=... for your own)."""
+        spec = BlockSpec.build(label, **options)
+        self.declared[spec.label] = spec
+        return self
+
+    def with_cached_prompt(self) -> SessionManager:
+        """Frozen prompts are always stored in the database, so every process and worker
+        reads the same bytes; kept for parity with the reference builder."""
+        return self
+
+    def with_token_counter(self, counter: TokenCounter) -> SessionManager:
+        self.token_counter = counter
+        return self
+
+    def with_searchable_history(self, label: str = "history") -> SessionManager:
+        """A search block over all of the agent's sessions."""
+        return self.with_context(
+            label, description="Cross-session conversation history",
+            provider=HistorySearch(self),
+        )
 
     @classmethod
     def for_agent(
@@ -64,6 +93,7 @@ class SessionManager:
         self, name: str | None = None, parent_session_id: str | None = None,
         model: str | None = None, source: str | None = None,
     ) -> SessionInfo:
+        """A new session; it starts with the agent's block templates."""
         return self.storage.create_session(
             self.agent_id, name=_name(name),
             parent_session_id=_optional_id(parent_session_id, "parent_session_id"),
@@ -97,7 +127,20 @@ class SessionManager:
         """The Session object for an id of this agent. Raises NotFound."""
         if self.get(session_id) is None:
             raise NotFound(f"session {session_id} not found")
-        return Session(self.storage, agent_id=self.agent_id, session_id=session_id)
+        return Session(
+            self.storage, agent_id=self.agent_id, session_id=session_id,
+            declared=list(self.declared.values()), token_counter=self.token_counter,
+            extra_tools=[self._session_search_tool()],
+        )
+
+    def _session_search_tool(self) -> Tool:
+        return session_search_tool(lambda query, limit: self.search(query, limit))
+
+    def tools(self, session_id: str | None = None, format: str | None = None) -> builtins.list[Any]:
+        """session_search, plus the tools of a session when one is named."""
+        if session_id is None:
+            return export([self._session_search_tool()], format)
+        return self.get_session(session_id).tools(format)
 
     def add_usage(
         self, session_id: str, input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0
@@ -187,3 +230,20 @@ class SessionManager:
     aadd_compaction = sync_to_async(add_compaction)
     aget_compactions = sync_to_async(get_compactions)
     asearch = sync_to_async(search)
+    atools = sync_to_async(tools)
+
+
+class HistorySearch:
+    """The provider behind with_searchable_history: past messages of every session."""
+
+    def __init__(self, manager: SessionManager) -> None:
+        self.manager = manager
+
+    def get(self) -> str:
+        return f"{len(self.manager.list())} sessions available for search."
+
+    def search(self, query: str) -> builtins.list[SearchResult]:
+        return [
+            SearchResult(f"{h.session_id}/{h.id}", f"{h.role}: {h.content}", h.created_at, h.score)
+            for h in self.manager.search(query, 10)
+        ]

@@ -7,11 +7,14 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from .context import BlockSpec, ContextBlock, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
 from .messages import Message, prepare
 from .search import SearchHit, clamp_limit, query_terms
 from .storage import SessionStorage
-from .tree import Compaction, TreeRow, apply_overlays
+from .tokens import TokenCounter
+from .tools import Tool, export, session_tools
+from .tree import Compaction, TreeRow, apply_overlays, hide_unloaded_skills
 
 MessageInput = Message | Mapping[str, Any]
 
@@ -29,10 +32,19 @@ def _optional_id(value: Any, what: str) -> str | None:
 class Session:
     """A conversation tree. Get one from `SessionManager.get_session()`."""
 
-    def __init__(self, storage: SessionStorage, *, agent_id: str, session_id: str) -> None:
+    def __init__(
+        self, storage: SessionStorage, *, agent_id: str, session_id: str,
+        declared: Sequence[BlockSpec] = (), token_counter: TokenCounter | None = None,
+        extra_tools: Sequence[Tool] = (),
+    ) -> None:
         self.storage = storage
         self.agent_id = agent_id
         self.id = session_id
+        self.context = SessionContext(
+            storage, agent_id=agent_id, session_id=session_id, declared=declared,
+            counter=token_counter,
+        )
+        self._extra_tools = list(extra_tools)
 
     def __repr__(self) -> str:
         return f"<Session {self.id}>"
@@ -97,10 +109,12 @@ class Session:
 
         Raises NotFound for an unknown leaf.
         """
-        path, overlays = self.storage.path(
+        path, overlays, unloaded = self.storage.path(
             self.id, _optional_id(leaf_id, "leaf_id"), with_overlays=not raw
         )
-        return path if raw else apply_overlays(path, overlays)
+        if raw:
+            return path
+        return apply_overlays(hide_unloaded_skills(path, unloaded), overlays)
 
     def get_latest_leaf(self) -> Message | None:
         return self.storage.latest_leaf(self.id)
@@ -144,6 +158,59 @@ class Session:
         if not self.storage.remove_compaction(self.id, _check_id(compaction_id, "compaction_id")):
             raise NotFound(f"compaction {compaction_id} not found")
 
+    # ------------------------------------------------------- context blocks
+    def get_context_block(self, label: str) -> ContextBlock:
+        """{label, description, content, tokens, max_tokens, writable, is_skill, is_searchable}."""
+        return self.context.get_context_block(label)
+
+    def get_context_blocks(self) -> list[ContextBlock]:
+        return self.context.get_context_blocks()
+
+    def replace_context_block(self, label: str, content: str) -> ContextBlock:
+        """Raises ReadOnly, OverBudget (naming limit and size), NotFound."""
+        return self.context.replace_context_block(label, content)
+
+    def append_context_block(self, label: str, content: str) -> ContextBlock:
+        return self.context.append_context_block(label, content)
+
+    def set_context_entry(
+        self, label: str, key: str, content: str, description: str | None = None
+    ) -> ContextBlock:
+        """Write one entry of a skill or search block."""
+        return self.context.set_entry(label, key, content, description)
+
+    def add_context(self, label: str, **options: Any) -> ContextBlock:
+        """Add a block now; the frozen prompt shows it after refresh_system_prompt()."""
+        return self.context.add_context(label, **options)
+
+    def remove_context(self, label: str) -> None:
+        self.context.remove_context(label)
+
+    def freeze_system_prompt(self) -> str:
+        """The frozen prompt, byte-identical until refresh_system_prompt()."""
+        return self.context.freeze_system_prompt()
+
+    def refresh_system_prompt(self) -> str:
+        return self.context.refresh_system_prompt()
+
+    def system_prompt_status(self) -> PromptStatus:
+        """Whether the frozen prompt matches a fresh render, and which blocks changed."""
+        return self.context.system_prompt_status()
+
+    def load_skill(self, label: str, key: str) -> str:
+        return self.context.load_skill(label, key)
+
+    def unload_skill(self, label: str, key: str) -> None:
+        self.context.unload_skill(label, key)
+
+    def get_loaded_skills(self) -> list[dict[str, Any]]:
+        """Skills loaded now, to put into the working context: [{label, key, loaded_at}]."""
+        return self.context.loaded_skills()
+
+    def tools(self, format: str | None = None) -> list[Any]:
+        """The memory tools the session's blocks enable; format openai|anthropic|mcp."""
+        return export([*session_tools(self.context), *self._extra_tools], format)
+
     # ------------------------------------------------------- async twins
     aappend_message = sync_to_async(append_message)
     aupsert_message = sync_to_async(upsert_message)
@@ -162,6 +229,13 @@ class Session:
     aadd_compaction = sync_to_async(add_compaction)
     aget_compactions = sync_to_async(get_compactions)
     aremove_compaction = sync_to_async(remove_compaction)
+    aget_context_block = sync_to_async(get_context_block)
+    aget_context_blocks = sync_to_async(get_context_blocks)
+    areplace_context_block = sync_to_async(replace_context_block)
+    aappend_context_block = sync_to_async(append_context_block)
+    afreeze_system_prompt = sync_to_async(freeze_system_prompt)
+    arefresh_system_prompt = sync_to_async(refresh_system_prompt)
+    atools = sync_to_async(tools)
 
 
 def _as_list(items: Any) -> Sequence[Any]:

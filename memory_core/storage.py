@@ -18,7 +18,61 @@ from .tree import Compaction, TreeRow
 DEFAULT_STORAGE = "sessions_app.storage.OrmStorage"
 
 
-class SessionStorage(Protocol):
+class StoredPrompt(Protocol):
+    text: str
+    sections: dict[str, str]
+    frozen_at: Any
+
+
+class ContextStorage(Protocol):
+    """What context blocks need from a database. Keys and namespaces are already scoped
+    (session or agent) by the engine."""
+
+    def agent_templates(self, agent_id: str) -> list[dict[str, Any]]: ...
+
+    def session_blocks(self, session_id: str) -> list[tuple[str, dict[str, Any], bool]]:
+        """(label, spec, removed) in declaration order."""
+
+    def save_session_block(
+        self, session_id: str, label: str, spec: dict[str, Any], *, removed: bool = False
+    ) -> None: ...
+
+    def get_value(self, key: str) -> str | None: ...
+
+    def get_values(self, keys: Sequence[str]) -> dict[str, str]: ...
+
+    def set_value(self, key: str, content: str) -> None: ...
+
+    def put_entry(self, namespace: str, key: str, content: str, description: str) -> None: ...
+
+    def get_entry(self, namespace: str, key: str) -> tuple[str, str] | None:
+        """(content, description)."""
+
+    def list_entries(self, namespace: str) -> list[tuple[str, str]]:
+        """(key, description), by key."""
+
+    def count_entries(self, namespace: str) -> int: ...
+
+    def search_entries(
+        self, namespace: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[str, str, str, Any, float]]:
+        """(key, description, content, updated_at, score), best first."""
+
+    def get_prompt(self, session_id: str) -> StoredPrompt | None: ...
+
+    def save_prompt(self, session_id: str, text: str, sections: dict[str, str]) -> Any:
+        """Store the frozen prompt; returns its frozen_at."""
+
+    def set_skill_state(self, session_id: str, label: str, key: str, *, loaded: bool) -> None: ...
+
+    def skill_states(self, session_id: str) -> list[tuple[str, str, bool, Any, Any]]:
+        """(label, key, loaded, loaded_at, unloaded_at)."""
+
+    def file_skills(self, location: str) -> Any:
+        """A skill provider over the configured file storage, rooted at `location`."""
+
+
+class SessionStorage(ContextStorage, Protocol):
     """Registry calls take the agent id; message calls take a session id that the
     engine has already checked belongs to that agent."""
 
@@ -78,9 +132,10 @@ class SessionStorage(Protocol):
 
     def path(
         self, session_id: str, leaf_id: str | None, *, with_overlays: bool
-    ) -> tuple[list[Message], list[Compaction]]:
-        """Root-to-leaf path (default leaf: the latest) in one query, plus the session's
-        overlays (oldest first) in one more when asked. Raises NotFound for an unknown leaf."""
+    ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]:
+        """Root-to-leaf path (default leaf: the latest) in one query; with_overlays adds,
+        in one more, the session's overlays (oldest first) and its unloaded skills
+        ((label, key) -> unloaded_at). Raises NotFound for an unknown leaf."""
 
     def path_length(self, session_id: str, leaf_id: str | None) -> int: ...
 

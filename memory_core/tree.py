@@ -132,3 +132,43 @@ def depth_order(rows: Sequence[TreeRow]) -> list[tuple[TreeRow, int]]:
         out.append((row, depth))
         stack.extend((c, depth + 1) for c in reversed(by_parent.get(row.id, [])))
     return out
+
+
+def hide_unloaded_skills(
+    path: Sequence[Message], unloaded: dict[tuple[str, str], datetime]
+) -> list[Message]:
+    """Show load_context results of skills unloaded since as `[skill unloaded: <key>]`.
+
+    A read-time view: stored messages keep the skill text. Both tool forms are handled:
+    a `tool-load_context` part with input and output, and split call/result parts.
+    """
+    if not unloaded:
+        return list(path)
+    calls: dict[str, tuple[str, str]] = {}
+    out: list[Message] = []
+    for message in path:
+        new_parts = None
+        for i, part in enumerate(message.parts):
+            kind = part.get("type")
+            target = None
+            if kind in ("tool-load_context", "dynamic-tool", "tool-call"):
+                if kind != "tool-load_context" and part.get("toolName") != "load_context":
+                    continue
+                args = part.get("input")
+                if not isinstance(args, dict):
+                    continue
+                pair = (str(args.get("label")), str(args.get("key")))
+                if kind == "tool-call":
+                    calls[str(part.get("toolCallId"))] = pair
+                    continue
+                target = pair if "output" in part else None
+            elif kind == "tool-result":
+                target = calls.get(str(part.get("toolCallId")))
+            when = unloaded.get(target) if target else None
+            if target is None or when is None or message.created_at > when:
+                continue
+            if new_parts is None:
+                new_parts = [dict(p) for p in message.parts]
+            new_parts[i]["output"] = f"[skill unloaded: {target[1]}]"
+        out.append(message if new_parts is None else message._replace(parts=new_parts))
+    return out

@@ -7,6 +7,7 @@ tokens), so a query answers the same on SQLite and Postgres.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -27,9 +28,43 @@ def agent_token(agent_id: str) -> str:
     return "§a" + agent_id.replace("-", "")
 
 
+def namespace_token(namespace: str) -> str:
+    return "§n" + hashlib.sha1(namespace.encode()).hexdigest()[:24]
+
+
 def _quoted(words: Sequence[str]) -> list[str]:
     # A quoted FTS5 string is text: NEAR, OR, -, :, * inside it are not operators.
     return ['"' + w.replace('"', '""') + '"' for w in words]
+
+
+def _sqlite_index_entry(cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
+    cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])
+    cur.execute(
+        "INSERT INTO arbor_entry_fts(rowid, body, scope) VALUES (%s, %s, %s)",
+        [seq, " ".join(tokens), namespace_token(namespace)],
+    )
+
+
+def _sqlite_search_entries(
+    cur: Any, namespace: str, terms: Sequence[str], limit: int
+) -> list[tuple[Any, ...]]:
+    words = _quoted(terms)
+    scope = namespace_token(namespace)
+    rank = "bm25(arbor_entry_fts, 1.0, 0.0)"
+    order = f"{rank}, f.rowid DESC"
+    params: list[Any] = [f'scope : "{scope}" AND body : ({" OR ".join(words)})']
+    if len(terms) > 1:
+        order = ("(f.rowid IN (SELECT rowid FROM arbor_entry_fts "
+                 "WHERE arbor_entry_fts MATCH %s)) DESC, " + order)
+        params.append(f'scope : "{scope}" AND body : ({" AND ".join(words)})')
+    params.append(limit)
+    cur.execute(
+        f"""SELECT e.key, e.description, e.content, e.updated_at, -{rank}
+            FROM arbor_entry_fts f JOIN arbor_entry e ON e.seq = f.rowid
+            WHERE arbor_entry_fts MATCH %s ORDER BY {order} LIMIT %s""",
+        params,
+    )
+    return list(cur.fetchall())
 
 
 class Sqlite:
@@ -68,6 +103,9 @@ class Sqlite:
     def reindex(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
         cur.execute("DELETE FROM arbor_message_fts WHERE rowid = %s", [seq])
         Sqlite.index(cur, seq, tokens, session_id, agent_id)
+
+    index_entry = staticmethod(_sqlite_index_entry)
+    search_entries = staticmethod(_sqlite_search_entries)
 
     @staticmethod
     def copy_index(cur: Any, *, source_session: str, target_session: str, agent_id: str) -> None:
@@ -127,6 +165,55 @@ def _tsquery_terms(terms: Sequence[str]) -> list[str]:
     return ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
 
 
+def _pg_index_entry(cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
+    counts = Counter(tokens)
+    vector = " ".join(
+        f"'{t}':" + ",".join(str(i) for i in range(1, min(c, MAX_POSITIONS) + 1))
+        for t, c in counts.items()
+    )
+    cur.execute(
+        "UPDATE arbor_entry SET search_vector = (%s::tsvector || %s::tsvector) WHERE seq = %s",
+        [vector, f"'{namespace_token(namespace)}':1", seq],
+    )
+
+
+def _pg_search_entries(
+    cur: Any, namespace: str, terms: Sequence[str], limit: int
+) -> list[tuple[Any, ...]]:
+    quoted = _tsquery_terms(terms)
+    cur.execute(
+        """
+        WITH stats AS (
+            SELECT greatest(count(*), 1)::float8 AS n,
+                   greatest(avg(search_len + 1), 1)::float8 AS avgdl FROM arbor_entry
+        ),
+        weights AS (
+            SELECT t.term, greatest(ln((stats.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
+            FROM unnest(%s::text[], %s::tsquery[]) AS t(term, q)
+            CROSS JOIN stats
+            CROSS JOIN LATERAL (SELECT count(*) AS df FROM arbor_entry x
+                                WHERE x.search_vector @@ t.q) d
+        )
+        SELECT e.key, e.description, e.content, e.updated_at, s.score
+        FROM arbor_entry e CROSS JOIN stats
+        CROSS JOIN LATERAL (
+            SELECT sum(w.idf * (u.tf * 2.2)
+                       / (u.tf + 1.2 * (0.25 + 0.75 * (e.search_len + 1) / stats.avgdl))) AS score,
+                   count(*) AS matched
+            FROM (SELECT lexeme, array_length(positions, 1)::float8 AS tf
+                  FROM unnest(e.search_vector)) u
+            JOIN weights w ON w.term = u.lexeme
+        ) s
+        WHERE e.search_vector @@ (%s::tsquery && (%s)::tsquery)
+        ORDER BY (s.matched = %s) DESC, s.score DESC, e.seq DESC
+        LIMIT %s
+        """,
+        [list(terms), quoted, f"'{namespace_token(namespace)}'", " | ".join(quoted),
+         len(terms), limit],
+    )
+    return list(cur.fetchall())
+
+
 class Postgres:
     vendor = "postgresql"
 
@@ -159,6 +246,8 @@ class Postgres:
         )
 
     reindex = index
+    index_entry = staticmethod(_pg_index_entry)
+    search_entries = staticmethod(_pg_search_entries)
 
     @staticmethod
     def copy_index(cur: Any, *, source_session: str, target_session: str, agent_id: str) -> None:

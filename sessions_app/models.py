@@ -18,6 +18,8 @@ class Agent(models.Model):
     id = models.CharField(primary_key=True, max_length=36, default=uuid_str, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agents")
     name = models.CharField(max_length=200)
+    # Block templates every new session starts with (SPEC §9 block template shape).
+    context = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -110,3 +112,93 @@ class Compaction(models.Model):
 
     def __str__(self) -> str:
         return f"compaction {self.overlay_id}"
+
+
+# --- context blocks (SPEC §4) ----------------------------------------------
+
+
+class SessionBlock(models.Model):
+    """A block declared on one session: copied from the agent's templates at creation,
+    or added at runtime. `removed` hides a block declared in code (with_context)."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="blocks")
+    label = models.CharField(max_length=100)
+    position = models.IntegerField(default=0)
+    spec = models.JSONField(default=dict)  # description, max_tokens, kind, scope, content, files
+    removed = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "arbor_session_block"
+        constraints = [
+            models.UniqueConstraint(fields=["session", "label"], name="arbor_block_session_label")
+        ]
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class BlockValue(models.Model):
+    """Content of a database-backed writable block; `key` is namespaced by scope."""
+
+    key = models.CharField(max_length=400, primary_key=True)
+    content = models.TextField(default="", blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "arbor_block_value"
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Entry(models.Model):
+    """A keyed document behind a search or skill block, indexed for full-text search."""
+
+    seq = models.BigAutoField(primary_key=True)
+    namespace = models.CharField(max_length=400)
+    key = models.CharField(max_length=255)
+    description = models.TextField(default="", blank=True)
+    content = models.TextField(default="", blank=True)
+    search_len = models.IntegerField(default=0)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "arbor_entry"
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "key"], name="arbor_entry_ns_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.key}"
+
+
+class SessionPrompt(models.Model):
+    """The frozen system prompt of a session: the exact bytes sent to the model."""
+
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, primary_key=True,
+                                   related_name="prompt")
+    text = models.TextField(default="", blank=True)
+    sections = models.JSONField(default=dict)  # label -> digest of its rendered section
+    frozen_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "arbor_session_prompt"
+
+
+class SkillState(models.Model):
+    """Which skills a session has loaded; unloaded_at hides earlier load results on read."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="skills")
+    label = models.CharField(max_length=100)
+    key = models.CharField(max_length=255)
+    loaded = models.BooleanField(default=True)
+    loaded_at = models.DateTimeField()
+    unloaded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "arbor_skill_state"
+        constraints = [
+            models.UniqueConstraint(fields=["session", "label", "key"], name="arbor_skill_unique")
+        ]

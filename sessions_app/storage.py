@@ -16,12 +16,14 @@ import orjson
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
+from memory_core.context import specs_from_templates
 from memory_core.errors import Conflict, InvalidInput, NotFound
 from memory_core.messages import Message, NewMessage, SessionInfo, now, tool_calls_in
 from memory_core.search import SearchHit, index_tokens
 from memory_core.tree import Compaction, TreeRow, tree_rows
 
 from . import dialects, models
+from .context_storage import OrmContextStorage
 
 _MESSAGE_COLUMNS = "message_id, parent_message_id, role, parts, metadata, created_at, text"
 _REGISTRY_FIELDS = ("name", "model", "source", "end_reason", "parent_session_id")
@@ -88,8 +90,8 @@ def _info(row: models.Session) -> SessionInfo:
     )
 
 
-class OrmStorage:
-    """The one SessionStorage implementation."""
+class OrmStorage(OrmContextStorage):
+    """The one SessionStorage (and ContextStorage) implementation."""
 
     # ------------------------------------------------------------------ registry
     def _sessions(self, agent_id: str) -> Any:
@@ -105,11 +107,16 @@ class OrmStorage:
             raise NotFound(f"parent session {parent_session_id} not found")
         if not models.Agent.objects.filter(id=agent_id).exists():
             raise NotFound(f"agent {agent_id} not found")
+        templates = specs_from_templates(self.agent_templates(agent_id))
         stamp = now()
-        row = models.Session.objects.create(
-            agent_id=agent_id, name=name, parent_session_id=parent_session_id,
-            model=model, source=source, created_at=stamp, updated_at=stamp,
-        )
+        with transaction.atomic():
+            row = models.Session.objects.create(
+                agent_id=agent_id, name=name, parent_session_id=parent_session_id,
+                model=model, source=source, created_at=stamp, updated_at=stamp,
+            )
+            # Every session starts with the agent's block templates.
+            self.create_session_blocks(
+                row.id, [{"label": t.label, **t.stored()} for t in templates])
         return _info(row)
 
     def get_session(self, agent_id: str, session_id: str) -> SessionInfo | None:
@@ -139,6 +146,10 @@ class OrmStorage:
                 cur.execute("DELETE FROM arbor_message WHERE session_id = %s", [session_id])
                 cur.execute("DELETE FROM arbor_compaction WHERE session_id = %s", [session_id])
             models.Session.objects.filter(parent_session_id=session_id).update(parent_session=None)
+            # Session-scoped block contents are keyed by namespace, not by foreign key.
+            prefix = f"session:{session_id}:"
+            models.BlockValue.objects.filter(key__startswith=prefix).delete()
+            models.Entry.objects.filter(namespace__startswith=prefix).delete()
             models.Session.objects.filter(id=session_id).delete()
         return True
 
@@ -344,8 +355,13 @@ class OrmStorage:
         self, cur: Any, session_id: str, agent_id: str, seq: int, stored: Message, new: NewMessage
     ) -> Message:
         tokens = index_tokens(new.text)
-        cur.execute("SELECT search_len FROM arbor_message WHERE seq = %s", [seq])
-        old_len = cur.fetchone()[0]
+        cur.execute("SELECT search_len, parent_seq FROM arbor_message WHERE seq = %s", [seq])
+        old_len, parent_seq = cur.fetchone()
+        call_ids = new.tool_result_ids()
+        if call_ids:  # a rewritten tool result keeps its call's name and input in the index
+            context = self._call_context(cur, parent_seq, call_ids)
+            if context:
+                tokens = tokens + index_tokens(context)
         cur.execute(
             "UPDATE arbor_message SET role = %s, parts = %s, metadata = %s, text = %s, "
             "search_len = %s WHERE seq = %s",
@@ -437,6 +453,7 @@ class OrmStorage:
             self._lock(cur, session_id, 0, 0)
             cur.execute("DELETE FROM arbor_message WHERE session_id = %s", [session_id])
             cur.execute("DELETE FROM arbor_compaction WHERE session_id = %s", [session_id])
+            cur.execute("DELETE FROM arbor_skill_state WHERE session_id = %s", [session_id])
             cur.execute(
                 "UPDATE arbor_session SET message_count = 0, search_tokens = 0 WHERE id = %s",
                 [session_id],
@@ -471,7 +488,7 @@ class OrmStorage:
 
     def path(
         self, session_id: str, leaf_id: str | None, *, with_overlays: bool
-    ) -> tuple[list[Message], list[Compaction]]:
+    ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]:
         to_dt = dialects.current().to_datetime
         loads = orjson.loads
         new = tuple.__new__
@@ -490,8 +507,10 @@ class OrmStorage:
                                   {} if r[4] == "{}" else loads(r[4]), to_dt(r[5]), r[6]))
                     for r in rows
                 ]
-            overlays = self._compactions(cur, session_id) if with_overlays and path else []
-        return path, overlays
+            overlays, unloaded = (
+                self._read_views(cur, session_id) if with_overlays and path else ([], {})
+            )
+        return path, overlays, unloaded
 
     def path_length(self, session_id: str, leaf_id: str | None) -> int:
         anchor = (
@@ -541,7 +560,7 @@ class OrmStorage:
             raise NotFound(f"session {session_id} not found")
         d = dialects.current()
         with transaction.atomic(), connection.cursor() as cur:
-            path, overlays = self.path(session_id, at_message_id, with_overlays=True)
+            path, overlays, _ = self.path(session_id, at_message_id, with_overlays=True)
             stamp = now()
             target = models.Session.objects.create(
                 agent_id=agent_id, name=name, parent_session_id=session_id, model=source.model,
@@ -595,6 +614,29 @@ class OrmStorage:
         return info
 
     # --------------------------------------------------------------- compactions
+    def _read_views(
+        self, cur: Any, session_id: str
+    ) -> tuple[list[Compaction], dict[tuple[str, str], Any]]:
+        """Overlays (oldest first) and unloaded skills, in one query."""
+        to_dt = dialects.current().to_datetime
+        cur.execute(
+            """SELECT 'c', overlay_id, summary, from_message_id, to_message_id, created_at, seq
+               FROM arbor_compaction WHERE session_id = %s
+               UNION ALL
+               SELECT 's', label, key, NULL, NULL, unloaded_at, id
+               FROM arbor_skill_state WHERE session_id = %s AND unloaded_at IS NOT NULL
+               ORDER BY 1, 6, 7""",
+            [session_id, session_id],
+        )
+        overlays: list[Compaction] = []
+        unloaded: dict[tuple[str, str], Any] = {}
+        for kind, a, b, c, d, stamp, _ in cur.fetchall():
+            if kind == "c":
+                overlays.append(Compaction(a, b, c, d, to_dt(stamp)))
+            else:
+                unloaded[(a, b)] = to_dt(stamp)
+        return overlays, unloaded
+
     def _compactions(self, cur: Any, session_id: str) -> list[Compaction]:
         to_dt = dialects.current().to_datetime
         cur.execute(
@@ -608,7 +650,7 @@ class OrmStorage:
         self, session_id: str, *, summary: str, from_id: str, to_id: str
     ) -> Compaction:
         with transaction.atomic():
-            path, _ = self.path(session_id, to_id, with_overlays=False)
+            path, _, _ = self.path(session_id, to_id, with_overlays=False)
             if from_id not in {m.id for m in path}:
                 if self.get_message(session_id, from_id) is None:
                     raise NotFound(f"message {from_id} not found in session {session_id}")

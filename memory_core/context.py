@@ -1,0 +1,347 @@
+"""Context blocks of one session and its frozen system prompt (SPEC §4)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from .errors import Conflict, InvalidInput, NotFound, OverBudget, ReadOnly
+from .messages import Mappable
+from .prompt import Section, render
+from .providers.base import Kind, can_set, kind_of
+from .providers.static import StaticProvider
+from .providers.stored import StoredSearch, StoredSkills, StoredText
+from .storage import ContextStorage
+from .tokens import TokenCounter, estimate_tokens
+
+Scope = Literal["session", "agent"]
+KINDS: tuple[Kind, ...] = ("readonly", "writable", "skill", "search")
+LABEL = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+SPEC_FIELDS = ("description", "max_tokens", "kind", "scope", "content", "files")
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """How a block is declared: on an agent (template), in code, or at runtime."""
+
+    label: str
+    description: str | None = None
+    max_tokens: int | None = None
+    kind: Kind | None = None
+    scope: Scope = "session"
+    content: str | None = None  # read-only text, or a writable block's initial text
+    files: str | None = None  # a skill folder in the file storage
+    provider: Any = None  # a provider object; lives in memory, never stored
+
+    @classmethod
+    def build(cls, label: Any, **options: Any) -> BlockSpec:
+        """Validate options into a spec. Raises InvalidInput naming the bad option."""
+        if not isinstance(label, str) or not LABEL.match(label):
+            raise InvalidInput(
+                "label must be 1-100 letters, digits, '_', '-' or '.', starting with a letter, "
+                f"digit or '_' (got {label!r})"
+            )
+        unknown = set(options) - set(SPEC_FIELDS) - {"provider"}
+        if unknown:
+            raise InvalidInput(f"unknown block options: {', '.join(sorted(unknown))}")
+        max_tokens = options.get("max_tokens")
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+            or not 0 < max_tokens <= 10_000_000
+        ):
+            raise InvalidInput("max_tokens must be a positive integer")
+        kind = options.get("kind")
+        if kind is not None and kind not in KINDS:
+            raise InvalidInput(f"kind must be one of {', '.join(KINDS)}")
+        scope: Scope = options.get("scope") or "session"
+        if scope not in ("session", "agent"):
+            raise InvalidInput("scope must be 'session' or 'agent'")
+        for name in ("description", "content", "files"):
+            value = options.get(name)
+            if value is not None and not isinstance(value, str):
+                raise InvalidInput(f"{name} must be a string")
+        return cls(
+            label=label, description=options.get("description") or None, max_tokens=max_tokens,
+            kind=kind, scope=scope, content=options.get("content"), files=options.get("files"),
+            provider=options.get("provider"),
+        )
+
+    def stored(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in SPEC_FIELDS if getattr(self, name) is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBlock(Mappable):
+    """What `get_context_block` reports."""
+
+    label: str
+    description: str | None
+    content: str
+    tokens: int
+    max_tokens: int | None
+    writable: bool
+    is_skill: bool
+    is_searchable: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    spec: BlockSpec
+    kind: Kind
+    provider: Any
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def settable(self) -> bool:
+        return self.kind != "readonly" and can_set(self.provider)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptStatus(Mappable):
+    frozen: bool
+    frozen_at: datetime | None
+    up_to_date: bool
+    changed_blocks: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"frozen": self.frozen, "frozen_at": self.frozen_at,
+                "up_to_date": self.up_to_date, "changed_blocks": list(self.changed_blocks)}
+
+
+class SessionContext:
+    """Blocks, prompt and skills of one session."""
+
+    def __init__(
+        self, store: ContextStorage, *, agent_id: str, session_id: str,
+        declared: Sequence[BlockSpec] = (), counter: TokenCounter | None = None,
+    ) -> None:
+        self.store = store
+        self.agent_id = agent_id
+        self.session_id = session_id
+        self.declared = {spec.label: spec for spec in declared}
+        self.runtime: dict[str, Any] = {}  # providers passed to add_context
+        self.count = counter or estimate_tokens
+
+    # ------------------------------------------------------------- resolving
+    def namespace(self, spec: BlockSpec) -> str:
+        if spec.scope == "agent":
+            return f"agent:{self.agent_id}:{spec.label}"
+        return f"session:{self.session_id}:{spec.label}"
+
+    def _provider(self, spec: BlockSpec) -> tuple[Kind, Any]:
+        provider = self.runtime.get(spec.label) or spec.provider
+        if provider is None and spec.label in self.declared:
+            provider = self.declared[spec.label].provider
+        if provider is not None:
+            return kind_of(provider), provider
+        kind: Kind = spec.kind or "writable"
+        key = self.namespace(spec)
+        if kind == "readonly":
+            return kind, StaticProvider(spec.content or "")
+        if kind == "skill":
+            if spec.files is not None:
+                return kind, self.store.file_skills(spec.files)
+            return kind, StoredSkills(self.store, key)
+        if kind == "search":
+            return kind, StoredSearch(self.store, key)
+        return kind, StoredText(self.store, key, spec.content or "")
+
+    def blocks(self) -> list[Block]:
+        """Blocks in declaration order: the session's rows, then code-declared ones."""
+        rows = self.store.session_blocks(self.session_id)
+        removed = {label for label, _, gone in rows if gone}
+        # Code-declared blocks first (with_context), then the session's own rows.
+        specs = [spec for label, spec in self.declared.items() if label not in removed]
+        specs += [BlockSpec.build(label, **spec) for label, spec, gone in rows
+                  if not gone and label not in self.declared]
+        out = []
+        for spec in specs:
+            kind, provider = self._provider(spec)
+            out.append(Block(spec, kind, provider))
+        return out
+
+    def block(self, label: str) -> Block:
+        for block in self.blocks():
+            if block.label == label:
+                return block
+        raise NotFound(f"no context block labelled {label!r}")
+
+    def _report(self, block: Block, content: str) -> ContextBlock:
+        return ContextBlock(
+            label=block.label, description=block.spec.description, content=content,
+            tokens=self.count(content), max_tokens=block.spec.max_tokens,
+            writable=block.settable, is_skill=block.kind == "skill",
+            is_searchable=block.kind == "search",
+        )
+
+    # ----------------------------------------------------------------- reads
+    def get_context_block(self, label: str) -> ContextBlock:
+        block = self.block(label)
+        return self._report(block, block.provider.get())
+
+    def get_context_blocks(self) -> list[ContextBlock]:
+        return [self._report(b, b.provider.get()) for b in self.blocks()]
+
+    # ---------------------------------------------------------------- writes
+    def _check_budget(self, block: Block, content: str) -> int:
+        tokens = self.count(content)
+        limit = block.spec.max_tokens
+        if limit is not None and tokens > limit:
+            raise OverBudget(
+                f"block {block.label!r} is limited to {limit} tokens; "
+                f"the new content is {tokens} tokens"
+            )
+        return tokens
+
+    def _writable(self, label: str) -> Block:
+        block = self.block(label)
+        if block.kind == "readonly" or not block.settable:
+            raise ReadOnly(f"block {label!r} is read-only")
+        if block.kind != "writable":
+            raise InvalidInput(f"block {label!r} holds entries: write one with a key")
+        return block
+
+    def replace_context_block(self, label: str, content: str) -> ContextBlock:
+        """Replace a writable block's text. Raises ReadOnly, OverBudget, NotFound."""
+        if not isinstance(content, str):
+            raise InvalidInput("content must be a string")
+        block = self._writable(label)
+        self._check_budget(block, content)
+        block.provider.set(content)
+        return self._report(block, content)
+
+    def append_context_block(self, label: str, content: str) -> ContextBlock:
+        """Append a line to a writable block. Raises ReadOnly, OverBudget, NotFound."""
+        if not isinstance(content, str):
+            raise InvalidInput("content must be a string")
+        block = self._writable(label)
+        current = block.provider.get()
+        joined = current + ("\n" if current and not current.endswith("\n") else "") + content
+        self._check_budget(block, joined)
+        block.provider.set(joined)
+        return self._report(block, joined)
+
+    def set_entry(
+        self, label: str, key: str, content: str, description: str | None = None
+    ) -> ContextBlock:
+        """Write one entry of a skill or search block."""
+        block = self.block(label)
+        if block.kind not in ("skill", "search"):
+            raise InvalidInput(f"block {label!r} has no entries; write it without a key")
+        if not block.settable:
+            raise ReadOnly(f"block {label!r} is read-only")
+        if not isinstance(key, str) or not key.strip() or len(key) > 255:
+            raise InvalidInput("key must be a non-empty string of at most 255 characters")
+        if not isinstance(content, str):
+            raise InvalidInput("content must be a string")
+        self._check_budget(block, content)
+        if block.kind == "skill":
+            block.provider.set(key, content, description or "")
+        else:
+            block.provider.set(key, content)
+        return self._report(block, block.provider.get())
+
+    def add_context(self, label: str, **options: Any) -> ContextBlock:
+        """Add a block to this session. The frozen prompt changes only on refresh."""
+        spec = BlockSpec.build(label, **options)
+        if any(b.label == label for b in self.blocks()):
+            raise Conflict(f"block {label!r} already exists")
+        self.store.save_session_block(self.session_id, label, spec.stored())
+        if spec.provider is not None:
+            self.runtime[label] = spec.provider
+        return self.get_context_block(label)
+
+    def remove_context(self, label: str) -> None:
+        block = self.block(label)
+        self.store.save_session_block(self.session_id, label, block.spec.stored(), removed=True)
+        self.runtime.pop(label, None)
+
+    # ---------------------------------------------------------------- prompt
+    def _render(self) -> tuple[str, dict[str, str]]:
+        sections = []
+        for block in self.blocks():
+            content = block.provider.get()
+            sections.append(Section(block.label, block.kind, block.spec.description, content,
+                                    self.count(content), block.spec.max_tokens))
+        return render(sections)
+
+    def freeze_system_prompt(self) -> str:
+        """The stored prompt; rendered and stored on the first call."""
+        stored = self.store.get_prompt(self.session_id)
+        if stored is not None:
+            return stored.text
+        return self.refresh_system_prompt()
+
+    def refresh_system_prompt(self) -> str:
+        text, digests = self._render()
+        self.store.save_prompt(self.session_id, text, digests)
+        return text
+
+    def frozen_prompt(self) -> tuple[str, datetime | None]:
+        stored = self.store.get_prompt(self.session_id)
+        return (stored.text, stored.frozen_at) if stored else ("", None)
+
+    def system_prompt_status(self) -> PromptStatus:
+        stored = self.store.get_prompt(self.session_id)
+        text, digests = self._render()
+        if stored is None:
+            return PromptStatus(False, None, False, list(digests))
+        labels = list(dict.fromkeys([*stored.sections, *digests]))
+        changed = [name for name in labels if stored.sections.get(name) != digests.get(name)]
+        return PromptStatus(True, stored.frozen_at, stored.text == text and not changed, changed)
+
+    # ---------------------------------------------------------------- skills
+    def load_skill(self, label: str, key: str) -> str:
+        block = self.block(label)
+        if block.kind != "skill":
+            raise InvalidInput(f"block {label!r} is not a skill block")
+        content = block.provider.load(key) if isinstance(key, str) and key else None
+        if content is None:
+            raise NotFound(f"no skill {key!r} in block {label!r}")
+        self.store.set_skill_state(self.session_id, label, key, loaded=True)
+        return str(content)
+
+    def unload_skill(self, label: str, key: str) -> None:
+        block = self.block(label)
+        if block.kind != "skill":
+            raise InvalidInput(f"block {label!r} is not a skill block")
+        states = {(lab, k): on for lab, k, on, _, _ in self.store.skill_states(self.session_id)}
+        if not states.get((label, key)):
+            raise NotFound(f"skill {key!r} of block {label!r} is not loaded")
+        self.store.set_skill_state(self.session_id, label, key, loaded=False)
+
+    def loaded_skills(self) -> list[dict[str, Any]]:
+        return [
+            {"label": label, "key": key, "loaded_at": loaded_at}
+            for label, key, loaded, loaded_at, _ in self.store.skill_states(self.session_id)
+            if loaded
+        ]
+
+
+def specs_from_templates(templates: Sequence[Mapping[str, Any]]) -> list[BlockSpec]:
+    """Agent templates (SPEC §9 shape) as specs; bad templates are an InvalidInput."""
+    if not isinstance(templates, Sequence):
+        raise InvalidInput("context must be a list of block templates")
+    specs = []
+    for template in templates:
+        if not isinstance(template, Mapping):
+            raise InvalidInput("each block template must be an object")
+        options = {k: v for k, v in template.items() if k != "label"}
+        specs.append(BlockSpec.build(template.get("label"), **options))
+    labels = [s.label for s in specs]
+    if len(labels) != len(set(labels)):
+        raise InvalidInput("block labels must be unique")
+    return specs
+
+
+def with_provider(spec: BlockSpec, provider: Any) -> BlockSpec:
+    return replace(spec, provider=provider)

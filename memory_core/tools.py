@@ -1,0 +1,262 @@
+"""The memory tools the model calls (SPEC §5), in OpenAI, Anthropic and MCP formats.
+
+One definition per tool; `execute()` turns every failure into an error string, since a
+tool that raises would end the model's turn instead of letting it correct itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import ArborError, InvalidInput
+from .prompt import percent
+
+if TYPE_CHECKING:
+    from .context import Block, SessionContext
+    from .search import SearchHit
+
+log = logging.getLogger(__name__)
+FORMATS = ("openai", "anthropic", "mcp")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Callable[[Mapping[str, Any]], str]
+
+    def execute(self, args: Any) -> str:
+        """Run the tool; never raises. Errors come back as 'Error: ...' strings."""
+        return self.call(args).content
+
+    def call(self, args: Any) -> ToolResult:
+        if not isinstance(args, Mapping):
+            return ToolResult("Error: arguments must be a JSON object", True)
+        problem = _check_args(self.input_schema, args)
+        if problem:
+            return ToolResult(f"Error: {problem}", True)
+        try:
+            return ToolResult(self.run(args))
+        except ArborError as exc:
+            return ToolResult(f"Error: {exc.detail}", True)
+        except Exception:  # a provider's bug must not end the model's turn
+            log.exception("tool %s failed", self.name)
+            return ToolResult(f"Error: {self.name} failed unexpectedly", True)
+
+    def to_format(self, fmt: str) -> dict[str, Any]:
+        if fmt == "openai":
+            return {"type": "function", "function": {
+                "name": self.name, "description": self.description,
+                "parameters": self.input_schema}}
+        if fmt == "anthropic":
+            return {"name": self.name, "description": self.description,
+                    "input_schema": self.input_schema}
+        if fmt == "mcp":
+            return {"name": self.name, "description": self.description,
+                    "inputSchema": self.input_schema}
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str, "integer": int, "object": dict, "array": list, "boolean": bool,
+}
+
+
+def _check_args(schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
+    """The subset of JSON Schema our tools use: required, types, enums, no extras."""
+    props = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if args.get(name) is None:
+            return f"missing required argument '{name}'"
+    for name, value in args.items():
+        if name not in props:
+            return f"unknown argument '{name}'"
+        if value is None:
+            continue
+        spec = props[name]
+        expected = _TYPES.get(spec.get("type", ""))
+        if expected and (not isinstance(value, expected) or (
+                spec["type"] == "integer" and isinstance(value, bool))):
+            return f"argument '{name}' must be of type {spec['type']}"
+        if "enum" in spec and value not in spec["enum"]:
+            return f"argument '{name}' must be one of {', '.join(map(str, spec['enum']))}"
+        if spec.get("type") == "integer" and not (
+                spec.get("minimum", value) <= value <= spec.get("maximum", value)):
+            return f"argument '{name}' must be between {spec['minimum']} and {spec['maximum']}"
+    return None
+
+
+def _names(blocks: Sequence[Block]) -> str:
+    return ", ".join(
+        f"{b.label} ({b.spec.description})" if b.spec.description else b.label for b in blocks
+    )
+
+
+def _usage(tokens: int, limit: int | None) -> str:
+    if not limit:
+        return f"{tokens} tokens"
+    return f"{tokens}/{limit} tokens ({percent(tokens, limit)}%)"
+
+
+def session_tools(ctx: SessionContext) -> list[Tool]:
+    """The tools this session's blocks enable."""
+    blocks = ctx.blocks()
+    writable = [b for b in blocks if b.kind == "writable" and b.settable]
+    settable = [b for b in blocks if b.kind in ("skill", "search") and b.settable]
+    skills = [b for b in blocks if b.kind == "skill"]
+    searchable = [b for b in blocks if b.kind == "search"]
+    tools: list[Tool] = []
+    if writable or settable:
+        tools.append(_set_context(ctx, writable, settable))
+    if skills:
+        tools += [_load_context(ctx, skills), _unload_context(ctx, skills)]
+    if searchable:
+        tools.append(_search_context(ctx, searchable))
+    return tools
+
+
+def _label_schema(blocks: Sequence[Block]) -> dict[str, Any]:
+    return {"type": "string", "enum": [b.label for b in blocks],
+            "description": "The block's label."}
+
+
+def _set_context(ctx: SessionContext, writable: list[Block], settable: list[Block]) -> Tool:
+    lines = ["Write to a context block of your system prompt. Changes are saved at once and "
+             "show in the prompt from the next refresh."]
+    if writable:
+        budgets = "; ".join(
+            f"{b.label}: {b.spec.description or 'writable text'}"
+            + (f", at most {b.spec.max_tokens} tokens" if b.spec.max_tokens else "")
+            for b in writable)
+        lines.append(f"Writable blocks ({budgets}): action 'replace' (default) or 'append'.")
+    if settable:
+        lines.append(f"Blocks of keyed entries ({_names(settable)}): give a 'key'; skills "
+                     "may take a 'description'.")
+
+    def run(args: Mapping[str, Any]) -> str:
+        label, content = args["label"], args["content"]
+        block = next(b for b in writable + settable if b.label == label)
+        if block.kind in ("skill", "search"):
+            if not args.get("key"):
+                return f"Error: block '{label}' needs a 'key' for the entry to write"
+            ctx.set_entry(label, args["key"], content, args.get("description"))
+            return f"Saved entry '{args['key']}' in {label}."
+        if args.get("key"):
+            return f"Error: block '{label}' is plain text and takes no 'key'"
+        if args.get("action", "replace") == "append":
+            report = ctx.append_context_block(label, content)
+        else:
+            report = ctx.replace_context_block(label, content)
+        return f"Updated {label}: {_usage(report.tokens, report.max_tokens)} used."
+
+    return Tool("set_context", " ".join(lines), {
+        "type": "object",
+        "properties": {
+            "label": _label_schema(writable + settable),
+            "content": {"type": "string", "description": "The text to write."},
+            "key": {"type": "string", "description": "Entry key (skill and search blocks)."},
+            "action": {"type": "string", "enum": ["replace", "append"],
+                       "description": "For writable text blocks: replace or append."},
+            "description": {"type": "string", "description": "One line about a skill."},
+        },
+        "required": ["label", "content"],
+        "additionalProperties": False,
+    }, run)
+
+
+def _load_context(ctx: SessionContext, skills: list[Block]) -> Tool:
+    def run(args: Mapping[str, Any]) -> str:
+        return ctx.load_skill(args["label"], args["key"])
+
+    return Tool(
+        "load_context",
+        f"Load the full text of a skill listed in a loadable block ({_names(skills)}). "
+        "Unload it when done to free the context.",
+        {"type": "object", "properties": {
+            "label": _label_schema(skills),
+            "key": {"type": "string", "description": "The skill's key, as listed."}},
+         "required": ["label", "key"], "additionalProperties": False},
+        run,
+    )
+
+
+def _unload_context(ctx: SessionContext, skills: list[Block]) -> Tool:
+    def run(args: Mapping[str, Any]) -> str:
+        ctx.unload_skill(args["label"], args["key"])
+        return (f"Unloaded skill '{args['key']}'; it stays available through load_context.")
+
+    return Tool(
+        "unload_context",
+        f"Unload a loaded skill ({_names(skills)}): its text leaves the conversation; "
+        "it can be loaded again later.",
+        {"type": "object", "properties": {
+            "label": _label_schema(skills),
+            "key": {"type": "string", "description": "The skill's key."}},
+         "required": ["label", "key"], "additionalProperties": False},
+        run,
+    )
+
+
+def _search_context(ctx: SessionContext, blocks: list[Block]) -> Tool:
+    def run(args: Mapping[str, Any]) -> str:
+        block = ctx.block(args["label"])
+        results = block.provider.search(args["query"])
+        if not results:
+            return f"No entries in {block.label} match '{args['query']}'."
+        lines = []
+        for r in results[:10]:
+            date = f" ({r.updated_at:%Y-%m-%d})" if r.updated_at else ""
+            lines.append(f"- [{r.key}]{date} {r.content}")
+        return "\n".join(lines)
+
+    return Tool(
+        "search_context",
+        f"Search the entries of a searchable block ({_names(blocks)}); returns the 10 most "
+        "relevant, each with its date.",
+        {"type": "object", "properties": {
+            "label": _label_schema(blocks),
+            "query": {"type": "string", "description": "Words or a question."}},
+         "required": ["label", "query"], "additionalProperties": False},
+        run,
+    )
+
+
+def session_search_tool(search: Callable[[str, int], Sequence[SearchHit]]) -> Tool:
+    def run(args: Mapping[str, Any]) -> str:
+        hits = search(args["query"], args.get("limit") or 10)
+        if not hits:
+            return f"No past messages match '{args['query']}'."
+        return "\n".join(
+            f"- {h.created_at:%Y-%m-%d %H:%M} [session {h.session_id}] {h.role}: {h.content}"
+            for h in hits
+        )
+
+    return Tool(
+        "session_search",
+        "Search the messages of all your past and current sessions. Each hit shows its "
+        "date, so a later correction can be told from what it corrects.",
+        {"type": "object", "properties": {
+            "query": {"type": "string", "description": "Words or a question."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50,
+                      "description": "How many hits (default 10)."}},
+         "required": ["query"], "additionalProperties": False},
+        run,
+    )
+
+
+def export(tools: Sequence[Tool], fmt: str | None) -> list[Any]:
+    if fmt is None:
+        return list(tools)
+    if fmt not in FORMATS:
+        raise InvalidInput(f"format must be one of {', '.join(FORMATS)}")
+    return [t.to_format(fmt) for t in tools]

@@ -1,0 +1,139 @@
+"""The context half of OrmStorage: block rows, values, entries, prompts, skill states."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Max
+
+from memory_core.messages import now
+from memory_core.search import index_tokens
+
+from . import dialects, models
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    text: str
+    sections: dict[str, str]
+    frozen_at: datetime
+
+
+class OrmContextStorage:
+    def agent_templates(self, agent_id: str) -> list[dict[str, Any]]:
+        context = models.Agent.objects.filter(id=agent_id).values_list("context", flat=True).first()
+        return list(context or [])
+
+    def session_blocks(self, session_id: str) -> list[tuple[str, dict[str, Any], bool]]:
+        return [
+            (label, dict(spec), removed)
+            for label, spec, removed in models.SessionBlock.objects.filter(
+                session_id=session_id
+            ).values_list("label", "spec", "removed")
+        ]
+
+    def save_session_block(
+        self, session_id: str, label: str, spec: dict[str, Any], *, removed: bool = False
+    ) -> None:
+        with transaction.atomic():
+            row = models.SessionBlock.objects.filter(session_id=session_id, label=label).first()
+            if row is not None:
+                row.spec, row.removed = spec, removed
+                row.save(update_fields=["spec", "removed"])
+                return
+            last = models.SessionBlock.objects.filter(session_id=session_id).aggregate(
+                m=Max("position"))["m"]
+            models.SessionBlock.objects.create(
+                session_id=session_id, label=label, spec=spec, removed=removed,
+                position=(last or 0) + 1,
+            )
+
+    def create_session_blocks(self, session_id: str, specs: Sequence[dict[str, Any]]) -> None:
+        models.SessionBlock.objects.bulk_create([
+            models.SessionBlock(session_id=session_id, label=spec["label"], position=i,
+                                spec={k: v for k, v in spec.items() if k != "label"})
+            for i, spec in enumerate(specs)
+        ])
+
+    # ------------------------------------------------------------- values
+    def get_value(self, key: str) -> str | None:
+        return models.BlockValue.objects.filter(key=key).values_list("content", flat=True).first()
+
+    def get_values(self, keys: Sequence[str]) -> dict[str, str]:
+        return dict(models.BlockValue.objects.filter(key__in=keys).values_list("key", "content"))
+
+    def set_value(self, key: str, content: str) -> None:
+        models.BlockValue.objects.update_or_create(
+            key=key, defaults={"content": content.replace("\x00", "")})
+
+    # ------------------------------------------------------------ entries
+    def put_entry(self, namespace: str, key: str, content: str, description: str) -> None:
+        content = content.replace("\x00", "")
+        description = description.replace("\x00", "")
+        tokens = index_tokens(f"{key} {description} {content}")
+        stamp = now()
+        with transaction.atomic():
+            row, _ = models.Entry.objects.update_or_create(
+                namespace=namespace, key=key,
+                defaults={"content": content, "description": description,
+                          "search_len": len(tokens), "updated_at": stamp},
+                create_defaults={"content": content, "description": description,
+                                 "search_len": len(tokens), "updated_at": stamp,
+                                 "created_at": stamp},
+            )
+            with connection.cursor() as cur:
+                dialects.current().index_entry(cur, row.seq, tokens, namespace)
+
+    def get_entry(self, namespace: str, key: str) -> tuple[str, str] | None:
+        row = models.Entry.objects.filter(namespace=namespace, key=key).values_list(
+            "content", "description").first()
+        return (row[0], row[1]) if row else None
+
+    def list_entries(self, namespace: str) -> list[tuple[str, str]]:
+        return list(models.Entry.objects.filter(namespace=namespace).order_by("key")
+                    .values_list("key", "description"))
+
+    def count_entries(self, namespace: str) -> int:
+        return models.Entry.objects.filter(namespace=namespace).count()
+
+    def search_entries(
+        self, namespace: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[str, str, str, Any, float]]:
+        d = dialects.current()
+        with connection.cursor() as cur:
+            rows = d.search_entries(cur, namespace, terms, limit)
+        return [(r[0], r[1], r[2], d.to_datetime(r[3]), float(r[4])) for r in rows]
+
+    # ------------------------------------------------------------- prompt
+    def get_prompt(self, session_id: str) -> Prompt | None:
+        row = models.SessionPrompt.objects.filter(session_id=session_id).first()
+        return Prompt(row.text, dict(row.sections), row.frozen_at) if row else None
+
+    def save_prompt(self, session_id: str, text: str, sections: dict[str, str]) -> datetime:
+        stamp = now()
+        models.SessionPrompt.objects.update_or_create(
+            session_id=session_id, defaults={"text": text, "sections": sections, "frozen_at": stamp})
+        return stamp
+
+    # ------------------------------------------------------------- skills
+    def set_skill_state(self, session_id: str, label: str, key: str, *, loaded: bool) -> None:
+        stamp = now()
+        fields: dict[str, Any] = {"loaded": loaded}
+        fields["loaded_at" if loaded else "unloaded_at"] = stamp
+        models.SkillState.objects.update_or_create(
+            session_id=session_id, label=label, key=key, defaults=fields,
+            create_defaults={**fields, "loaded_at": stamp},
+        )
+
+    def skill_states(self, session_id: str) -> list[tuple[str, str, bool, Any, Any]]:
+        return list(models.SkillState.objects.filter(session_id=session_id).order_by("id")
+                    .values_list("label", "key", "loaded", "loaded_at", "unloaded_at"))
+
+    def file_skills(self, location: str) -> Any:
+        from .providers import FileSkills
+
+        return FileSkills(location)
