@@ -23,6 +23,15 @@ class Prompt:
     frozen_at: datetime
 
 
+def _owners(namespace: str) -> dict[str, Any]:
+    """'session:<id>:<label>' or 'agent:<id>:<label>' -> the owning rows' ids."""
+    scope, owner, _ = namespace.split(":", 2)
+    if scope == "session":
+        agent_id = models.Session.objects.filter(id=owner).values_list("agent_id", flat=True).first()
+        return {"agent_id": agent_id, "session_id": owner}
+    return {"agent_id": owner, "session_id": None}
+
+
 class OrmContextStorage:
     def agent_templates(self, agent_id: str) -> list[dict[str, Any]]:
         context = models.Agent.objects.filter(id=agent_id).values_list("context", flat=True).first()
@@ -68,7 +77,8 @@ class OrmContextStorage:
 
     def set_value(self, key: str, content: str) -> None:
         models.BlockValue.objects.update_or_create(
-            key=key, defaults={"content": content.replace("\x00", "")})
+            key=key, defaults={"content": content.replace("\x00", "")},
+            create_defaults={"content": content.replace("\x00", ""), **_owners(key)})
 
     # ------------------------------------------------------------ entries
     def put_entry(self, namespace: str, key: str, content: str, description: str) -> None:
@@ -83,7 +93,7 @@ class OrmContextStorage:
                           "search_len": len(tokens), "updated_at": stamp},
                 create_defaults={"content": content, "description": description,
                                  "search_len": len(tokens), "updated_at": stamp,
-                                 "created_at": stamp},
+                                 "created_at": stamp, **_owners(namespace)},
             )
             with connection.cursor() as cur:
                 dialects.current().index_entry(cur, row.seq, tokens, namespace)

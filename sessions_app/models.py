@@ -142,6 +142,10 @@ class BlockValue(models.Model):
     """Content of a database-backed writable block; `key` is namespaced by scope."""
 
     key = models.CharField(max_length=400, primary_key=True)
+    # Owners, so deleting a session or an agent takes its block contents along.
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="+")
     content = models.TextField(default="", blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -158,6 +162,9 @@ class Entry(models.Model):
     seq = models.BigAutoField(primary_key=True)
     namespace = models.CharField(max_length=400)
     key = models.CharField(max_length=255)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="+")
     description = models.TextField(default="", blank=True)
     content = models.TextField(default="", blank=True)
     search_len = models.IntegerField(default=0)

@@ -146,10 +146,7 @@ class OrmStorage(OrmContextStorage):
                 cur.execute("DELETE FROM arbor_message WHERE session_id = %s", [session_id])
                 cur.execute("DELETE FROM arbor_compaction WHERE session_id = %s", [session_id])
             models.Session.objects.filter(parent_session_id=session_id).update(parent_session=None)
-            # Session-scoped block contents are keyed by namespace, not by foreign key.
-            prefix = f"session:{session_id}:"
-            models.BlockValue.objects.filter(key__startswith=prefix).delete()
-            models.Entry.objects.filter(namespace__startswith=prefix).delete()
+            # Blocks, values, entries, prompt and skill states cascade from the row.
             models.Session.objects.filter(id=session_id).delete()
         return True
 
@@ -600,6 +597,7 @@ class OrmStorage(OrmContextStorage):
             models.Session.objects.filter(id=target.id).update(
                 search_tokens=sum(r[7] for r in rows)
             )
+            self._copy_blocks(agent_id, session_id, target.id)
             kept = {m.id for m in path}
             models.Compaction.objects.bulk_create([
                 models.Compaction(
@@ -612,6 +610,22 @@ class OrmStorage(OrmContextStorage):
         info = self.get_session(agent_id, target.id)
         assert info is not None
         return info
+
+    def _copy_blocks(self, agent_id: str, source: str, target: str) -> None:
+        """A fork starts with the source session's blocks and their session contents."""
+        models.SessionBlock.objects.bulk_create([
+            models.SessionBlock(session_id=target, label=b.label, position=b.position,
+                                spec=b.spec, removed=b.removed)
+            for b in models.SessionBlock.objects.filter(session_id=source)
+        ])
+        old, new = f"session:{source}:", f"session:{target}:"
+        models.BlockValue.objects.bulk_create([
+            models.BlockValue(key=new + v.key[len(old):], agent_id=agent_id, session_id=target,
+                              content=v.content)
+            for v in models.BlockValue.objects.filter(session_id=source)
+        ])
+        for e in models.Entry.objects.filter(session_id=source):
+            self.put_entry(new + e.namespace[len(old):], e.key, e.content, e.description)
 
     # --------------------------------------------------------------- compactions
     def _read_views(

@@ -158,3 +158,33 @@ def test_file_skills_list_and_load_from_storage(tmp_path, manager, settings):
     assert s.load_skill("skills", "triage") == "# Triage bugs\nSort by impact."
     with pytest.raises(NotFound):
         s.load_skill("skills", "../secrets")
+
+
+def test_deleting_sessions_and_agents_takes_their_block_contents(blocks_manager, agent):
+    from sessions_app.models import BlockValue, Entry
+
+    s = session_of(blocks_manager)
+    s.replace_context_block("memory", "session fact")
+    s.replace_context_block("profile", "agent fact")
+    s.set_context_entry("knowledge", "k", "entry text")
+    blocks_manager.delete(s.id)
+    assert not BlockValue.objects.filter(session_id=s.id).exists()
+    assert not Entry.objects.filter(session_id=s.id).exists()
+    assert BlockValue.objects.filter(agent_id=agent.id, content="agent fact").exists()
+    agent.delete()
+    assert not BlockValue.objects.exists() and not Entry.objects.exists()
+
+
+def test_fork_starts_with_the_sessions_blocks_and_contents(blocks_manager):
+    s = session_of(blocks_manager)
+    s.add_context("todos", max_tokens=100)
+    s.replace_context_block("todos", "- pack")
+    s.replace_context_block("memory", "likes tea")
+    s.set_context_entry("knowledge", "k", "the vault code is 1234")
+    first = s.append_message({"role": "user", "content": "hi"})
+    fork = blocks_manager.get_session(blocks_manager.fork(s.id, first.id).id)
+    assert fork.get_context_block("todos").content == "- pack"
+    assert fork.get_context_block("memory").content == "likes tea"
+    assert [r.key for r in fork.context.block("knowledge").provider.search("vault code")] == ["k"]
+    fork.replace_context_block("memory", "fork only")
+    assert s.get_context_block("memory").content == "likes tea"
