@@ -8,6 +8,9 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from . import autocompact as auto
+from .compaction import CompactFunction
+from .config import CompactionListener, ErrorHandler, SessionConfig
 from .context import BlockSpec
 from .errors import InvalidInput, NotFound
 from .messages import Message, SessionInfo
@@ -17,7 +20,7 @@ from .session import MessageInput, Session, _check_id, _optional_id
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
 from .tools import Tool, export, session_search_tool
-from .tree import Compaction
+from .tree import SUMMARY_PREFIX, Compaction
 
 MAX_NAME = 200
 
@@ -54,14 +57,13 @@ class SessionManager:
     def __init__(self, agent_id: str, storage: SessionStorage) -> None:
         self.agent_id = agent_id
         self.storage = storage
-        self.declared: dict[str, BlockSpec] = {}
-        self.token_counter: TokenCounter | None = None
+        self.config = SessionConfig()
 
     # ------------------------------------------------------------ builder
     def with_context(self, label: str, **options: Any) -> SessionManager:
         """Declare a block for every session of this manager (provider=... for your own)."""
         spec = BlockSpec.build(label, **options)
-        self.declared[spec.label] = spec
+        self.config.declared[spec.label] = spec
         return self
 
     def with_cached_prompt(self) -> SessionManager:
@@ -70,7 +72,43 @@ class SessionManager:
         return self
 
     def with_token_counter(self, counter: TokenCounter) -> SessionManager:
-        self.token_counter = counter
+        """Count tokens with `counter(text) -> int` for budgets, prompts and compaction."""
+        self.config.token_counter = counter
+        return self
+
+    def with_llm(self, client: Any) -> SessionManager:
+        """The model for chat() and the LLM summariser (default: from the environment)."""
+        self.config.llm = client
+        return self
+
+    def on_compaction(self, fn: CompactFunction) -> SessionManager:
+        """The compact function, e.g. create_compact_function(summarize, ...)."""
+        if not callable(fn):
+            raise InvalidInput("on_compaction takes a compact function")
+        self.config.compact_function = fn
+        return self
+
+    def compact_after(
+        self, threshold: int, token_counter: TokenCounter | None = None,
+        cooldown_seconds: float | None = None,
+    ) -> SessionManager:
+        """After each append, compact when history + frozen prompt exceed `threshold` tokens."""
+        if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold <= 0:
+            raise InvalidInput("threshold must be a positive number of tokens")
+        self.config.compact_threshold = threshold
+        self.config.threshold_counter = token_counter
+        if cooldown_seconds is not None:
+            self.config.cooldown_seconds = float(cooldown_seconds)
+        return self
+
+    def on_compaction_error(self, handler: ErrorHandler) -> SessionManager:
+        """Called with the exception when an automatic compaction fails."""
+        self.config.error_handlers.append(handler)
+        return self
+
+    def on_compacted(self, listener: CompactionListener) -> SessionManager:
+        """Called with each new overlay after a successful compaction."""
+        self.config.compaction_listeners.append(listener)
         return self
 
     def with_searchable_history(self, label: str = "history") -> SessionManager:
@@ -86,7 +124,11 @@ class SessionManager:
         storage_path: str = DEFAULT_STORAGE,
     ) -> SessionManager:
         """A manager for an Agent (model instance or id), on the ORM storage by default."""
-        return cls(_agent_id(agent), storage if storage is not None else load_storage(storage_path))
+        manager = cls(_agent_id(agent), storage if storage is not None else load_storage(storage_path))
+        limit = getattr(manager.storage, "max_tool_output_chars", None)
+        if isinstance(limit, int) and limit > 0:
+            manager.config.max_tool_output_chars = limit
+        return manager
 
     # ----------------------------------------------------------------- registry
     def create(
@@ -128,8 +170,7 @@ class SessionManager:
         if self.get(session_id) is None:
             raise NotFound(f"session {session_id} not found")
         return Session(
-            self.storage, agent_id=self.agent_id, session_id=session_id,
-            declared=list(self.declared.values()), token_counter=self.token_counter,
+            self.storage, agent_id=self.agent_id, session_id=session_id, config=self.config,
             extra_tools=[self._session_search_tool()],
         )
 
@@ -204,6 +245,36 @@ class SessionManager:
     def get_compactions(self, session_id: str) -> builtins.list[Compaction]:
         return self.get_session(session_id).get_compactions()
 
+    def compact_and_split(
+        self, session_id: str, summary: str | None = None, name: str | None = None
+    ) -> SessionInfo:
+        """End a session (end_reason "compaction") and continue in a new one.
+
+        The continuation has parent_session_id set, the same blocks, and the summary as its
+        first message (written by the configured summariser when not given).
+        """
+        session = self.get_session(session_id)
+        info = self.get(session_id)
+        assert info is not None
+        if summary is None:
+            history = session.get_history()
+            summary = auto.summarize_all(session, history) if history else ""
+        if not isinstance(summary, str):
+            raise InvalidInput("summary must be a string")
+        new_name = _name(name) if name is not None else f"{info.name or 'session'} (continued)"[:MAX_NAME]
+        continuation = self.storage.continue_session(
+            self.agent_id, session_id, name=new_name)
+        if summary.strip():
+            self.get_session(continuation.id).append_message({
+                "role": "system",
+                "parts": [{"type": "text", "text": SUMMARY_PREFIX + summary.strip()}],
+                "metadata": {"compaction": {"from_session_id": session_id}},
+            })
+        self.storage.update_session(self.agent_id, session_id, end_reason="compaction")
+        result = self.get(continuation.id)
+        assert result is not None
+        return result
+
     def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """Messages of all the agent's sessions matching any word of `query`, best first."""
         return self.storage.search(
@@ -231,6 +302,7 @@ class SessionManager:
     aget_compactions = sync_to_async(get_compactions)
     asearch = sync_to_async(search)
     atools = sync_to_async(tools)
+    acompact_and_split = sync_to_async(compact_and_split)
 
 
 class HistorySearch:

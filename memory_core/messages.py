@@ -136,7 +136,29 @@ def dumps(value: Any, what: str) -> str:
         raise InvalidInput(f"{what} cannot be stored as JSON: {exc}") from exc
 
 
-def prepare(message: Message | Mapping[str, Any], *, keep_created_at: bool = False) -> NewMessage:
+MAX_TOOL_OUTPUT_CHARS = 100_000
+TOOL_OUTPUT_PREVIEW_CHARS = 2_000
+
+
+def _shrink_tool_outputs(parts: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Store an oversized tool output as a preview plus a note to re-run the tool."""
+    out = []
+    for part in parts:
+        if "output" in part and part.get("type") != "text":
+            output = part["output"]
+            text = output if isinstance(output, str) else dumps(output, "tool output")
+            if len(text) > limit:
+                note = (f"\n[tool output truncated: {len(text)} characters, over the "
+                        f"{limit}-character limit; re-run the tool to see all of it]")
+                part = {**part, "output": text[:TOOL_OUTPUT_PREVIEW_CHARS] + note}
+        out.append(part)
+    return out
+
+
+def prepare(
+    message: Message | Mapping[str, Any], *, keep_created_at: bool = False,
+    max_tool_output: int = MAX_TOOL_OUTPUT_CHARS,
+) -> NewMessage:
     """Validate caller input (a Message or a dict of its shape) into a NewMessage.
 
     Raises InvalidInput for a wrong shape. A dict may give `content` (a string)
@@ -180,6 +202,7 @@ def prepare(message: Message | Mapping[str, Any], *, keep_created_at: bool = Fal
     if keep_created_at and isinstance(data.get("created_at"), datetime):
         created_at = data["created_at"]
 
+    parts = _shrink_tool_outputs(parts, max_tool_output)
     parts_json = dumps(parts, "parts")
     metadata_json = dumps(metadata, "metadata")
     # Round-trip so what we compare and return is exactly what a read returns.

@@ -7,12 +7,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from .context import BlockSpec, ContextBlock, PromptStatus, SessionContext
+from . import autocompact as auto
+from .config import SessionConfig
+from .context import ContextBlock, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
-from .messages import Message, prepare
+from .messages import Message, NewMessage, prepare
 from .search import SearchHit, clamp_limit, query_terms
 from .storage import SessionStorage
-from .tokens import TokenCounter
 from .tools import Tool, export, session_tools
 from .tree import Compaction, TreeRow, apply_overlays, hide_unloaded_skills
 
@@ -34,15 +35,15 @@ class Session:
 
     def __init__(
         self, storage: SessionStorage, *, agent_id: str, session_id: str,
-        declared: Sequence[BlockSpec] = (), token_counter: TokenCounter | None = None,
-        extra_tools: Sequence[Tool] = (),
+        config: SessionConfig | None = None, extra_tools: Sequence[Tool] = (),
     ) -> None:
         self.storage = storage
         self.agent_id = agent_id
         self.id = session_id
+        self.config = config or SessionConfig()
         self.context = SessionContext(
-            storage, agent_id=agent_id, session_id=session_id, declared=declared,
-            counter=token_counter,
+            storage, agent_id=agent_id, session_id=session_id,
+            declared=list(self.config.declared.values()), counter=self.config.token_counter,
         )
         self._extra_tools = list(extra_tools)
 
@@ -50,6 +51,9 @@ class Session:
         return f"<Session {self.id}>"
 
     # ------------------------------------------------------------------ writes
+    def _prepare(self, message: MessageInput) -> NewMessage:
+        return prepare(message, max_tool_output=self.config.max_tool_output_chars)
+
     def append_message(
         self, message: MessageInput, parent_id: str | None = None, *, if_latest: str | None = None
     ) -> Message:
@@ -60,22 +64,26 @@ class Session:
         existing id is idempotent for the same content and a Conflict otherwise.
         Raises NotFound for an unknown parent.
         """
-        new = prepare(message)
-        return self.storage.append(
+        new = self._prepare(message)
+        stored = self.storage.append(
             self.id, new, parent_id=_optional_id(parent_id, "parent_id"),
             if_latest=_optional_id(if_latest, "if_latest"),
         )
+        self._after_append()
+        return stored
 
     def upsert_message(self, message: MessageInput, parent_id: str | None = None) -> Message:
         """Insert, or replace the content of an existing message in place (parent kept)."""
-        new = prepare(message)
-        return self.storage.append(
+        new = self._prepare(message)
+        stored = self.storage.append(
             self.id, new, parent_id=_optional_id(parent_id, "parent_id"), upsert=True
         )
+        self._after_append()
+        return stored
 
     def update_message(self, message: MessageInput) -> Message:
         """Replace the content of an existing message. Raises NotFound."""
-        new = prepare(message)
+        new = self._prepare(message)
         if not new.id_given:
             raise InvalidInput("update_message needs the id of the message to update")
         return self.storage.update(self.id, new)
@@ -84,10 +92,12 @@ class Session:
         self, messages: Iterable[MessageInput], parent_id: str | None = None
     ) -> list[Message]:
         """Append each under the previous one, atomically."""
-        prepared = [prepare(m) for m in _as_list(messages)]
-        return self.storage.append_chain(
+        prepared = [self._prepare(m) for m in _as_list(messages)]
+        stored = self.storage.append_chain(
             self.id, prepared, parent_id=_optional_id(parent_id, "parent_id")
         )
+        self._after_append()
+        return stored
 
     def delete_messages(self, ids: Iterable[str]) -> int:
         """Delete messages; their children move up to the nearest kept ancestor.
@@ -157,6 +167,24 @@ class Session:
         """Remove an overlay; reads show the original messages again. Raises NotFound."""
         if not self.storage.remove_compaction(self.id, _check_id(compaction_id, "compaction_id")):
             raise NotFound(f"compaction {compaction_id} not found")
+
+    # ------------------------------------------------------------ compaction
+    def compact(self) -> Compaction | None:
+        """Run the configured compact function now (default: the offline summariser).
+
+        Returns the new overlay, or None when compacting would not shrink the history.
+        Raises CompactionError when the summariser fails; nothing is lost then.
+        """
+        return auto.compact_now(self)
+
+    def compaction_status(self) -> dict[str, Any]:
+        """{error, failed_at, retry_at} of the last failed automatic compaction."""
+        error, failed_at, retry_at = self.storage.compaction_state(self.id)
+        return {"error": error or None, "failed_at": failed_at, "retry_at": retry_at}
+
+    def _after_append(self) -> None:
+        if self.config.compact_threshold is not None:
+            auto.maybe_compact(self)
 
     # ------------------------------------------------------- context blocks
     def get_context_block(self, label: str) -> ContextBlock:

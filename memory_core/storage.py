@@ -143,6 +143,9 @@ class SessionStorage(ContextStorage, Protocol):
 
     def message_count(self, session_id: str) -> int: ...
 
+    def continue_session(self, agent_id: str, session_id: str, *, name: str) -> SessionInfo:
+        """A new session with parent_session_id set and the same blocks and contents."""
+
     def fork(
         self, agent_id: str, session_id: str, at_message_id: str, *, name: str
     ) -> SessionInfo:
@@ -157,6 +160,13 @@ class SessionStorage(ContextStorage, Protocol):
     def get_compactions(self, session_id: str) -> list[Compaction]: ...
 
     def remove_compaction(self, session_id: str, compaction_id: str) -> bool: ...
+
+    def compaction_state(self, session_id: str) -> tuple[str, Any, Any]:
+        """(last error, failed_at, retry_at) of auto-compaction."""
+
+    def set_compaction_state(
+        self, session_id: str, *, error: str, failed_at: Any, retry_at: Any
+    ) -> None: ...
 
     # --- search ---------------------------------------------------------------
     def search(

@@ -50,6 +50,10 @@ class Session(models.Model):
     # Kept by every message write, so lists and search statistics need no COUNT(*).
     message_count = models.IntegerField(default=0)
     search_tokens = models.BigIntegerField(default=0)
+    # Auto-compaction state, stored so a cooldown survives restarts (SPEC §7).
+    compaction_error = models.TextField(default="", blank=True)
+    compaction_failed_at = models.DateTimeField(null=True, blank=True)
+    compaction_retry_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 

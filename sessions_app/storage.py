@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
@@ -92,6 +93,10 @@ def _info(row: models.Session) -> SessionInfo:
 
 class OrmStorage(OrmContextStorage):
     """The one SessionStorage (and ContextStorage) implementation."""
+
+    @property
+    def max_tool_output_chars(self) -> int:
+        return int(getattr(settings, "ARBOR_MAX_TOOL_OUTPUT_CHARS", 100_000))
 
     # ------------------------------------------------------------------ registry
     def _sessions(self, agent_id: str) -> Any:
@@ -549,6 +554,19 @@ class OrmStorage(OrmContextStorage):
             or 0
         )
 
+    def continue_session(self, agent_id: str, session_id: str, *, name: str) -> SessionInfo:
+        source = self.get_session(agent_id, session_id)
+        if source is None:
+            raise NotFound(f"session {session_id} not found")
+        stamp = now()
+        with transaction.atomic():
+            row = models.Session.objects.create(
+                agent_id=agent_id, name=name, parent_session_id=session_id,
+                model=source.model, source=source.source, created_at=stamp, updated_at=stamp,
+            )
+            self._copy_blocks(agent_id, session_id, row.id)
+        return _info(row)
+
     def fork(
         self, agent_id: str, session_id: str, at_message_id: str, *, name: str
     ) -> SessionInfo:
@@ -687,6 +705,18 @@ class OrmStorage(OrmContextStorage):
             session_id=session_id, overlay_id=compaction_id
         ).delete()
         return bool(deleted)
+
+    def compaction_state(self, session_id: str) -> tuple[str, Any, Any]:
+        row = models.Session.objects.filter(id=session_id).values_list(
+            "compaction_error", "compaction_failed_at", "compaction_retry_at").first()
+        return (row[0], row[1], row[2]) if row else ("", None, None)
+
+    def set_compaction_state(
+        self, session_id: str, *, error: str, failed_at: Any, retry_at: Any
+    ) -> None:
+        models.Session.objects.filter(id=session_id).update(
+            compaction_error=error.replace("\x00", "")[:2000], compaction_failed_at=failed_at,
+            compaction_retry_at=retry_at)
 
     # -------------------------------------------------------------------- search
     def search(

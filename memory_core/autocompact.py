@@ -1,0 +1,101 @@
+"""When to compact: the threshold check after appends, the cooldown, the handlers."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from .compaction import CompactFunction, build_prompt, create_compact_function
+from .messages import Message
+from .summarizers import default_summarizer
+from .tokens import estimate_message_tokens
+from .tree import Compaction
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger(__name__)
+
+
+def compact_function(session: Session) -> CompactFunction:
+    fn = session.config.compact_function
+    if fn is None:
+        fn = create_compact_function(default_summarizer(session.config.llm),
+                                     token_counter=session.config.token_counter)
+    return fn
+
+
+def summarize_all(session: Session, history: list[Message]) -> str:
+    """A summary of a whole history with the configured summariser (compact_and_split)."""
+    fn = session.config.compact_function
+    options = getattr(fn, "options", None)
+    summarize = options.summarize if options else default_summarizer(session.config.llm)
+    return summarize(build_prompt(history, None)).strip()
+
+
+def estimate(session: Session) -> int:
+    """Tokens the next model call would carry: the frozen prompt plus history as read."""
+    counter = session.config.threshold_counter or session.config.token_counter
+    prompt, _ = session.context.frozen_prompt()
+    return estimate_message_tokens(session.get_history(), counter=counter, system_prompt=prompt)
+
+
+def compact_now(session: Session) -> Compaction | None:
+    try:
+        result = compact_function(session)(session)
+    except Exception as exc:
+        _failed(session, exc)
+        raise
+    _succeeded(session, result)
+    return result
+
+
+def maybe_compact(session: Session) -> None:
+    """After an append: compact when over the threshold; never raises, never undoes."""
+    threshold = session.config.compact_threshold
+    if threshold is None:
+        return
+    try:
+        _, _, retry_at = session.storage.compaction_state(session.id)
+        if retry_at is not None and retry_at > datetime.now(UTC):
+            return  # cooling down after a failure or a compaction that could not shrink
+        if estimate(session) <= threshold:
+            return
+        result = compact_function(session)(session)
+    except Exception as exc:  # the appended message is stored; report, do not raise
+        _failed(session, exc)
+        return
+    if result is None:
+        # Nothing could shrink: wait before trying again instead of retrying every append.
+        _cool_down(session, error="")
+    _succeeded(session, result)
+
+
+def _cool_down(session: Session, *, error: str) -> None:
+    now = datetime.now(UTC)
+    session.storage.set_compaction_state(
+        session.id, error=error, failed_at=now if error else None,
+        retry_at=now + timedelta(seconds=session.config.cooldown_seconds))
+
+
+def _failed(session: Session, exc: Exception) -> None:
+    _cool_down(session, error=f"{type(exc).__name__}: {exc}")
+    if not session.config.error_handlers:
+        log.warning("compaction of session %s failed: %s", session.id, exc)
+    for handler in session.config.error_handlers:
+        try:
+            handler(exc)
+        except Exception:  # a broken handler must not break the append
+            log.exception("compaction error handler failed")
+
+
+def _succeeded(session: Session, result: Compaction | None) -> None:
+    if result is None:
+        return
+    session.storage.set_compaction_state(session.id, error="", failed_at=None, retry_at=None)
+    for listener in session.config.compaction_listeners:
+        try:
+            listener(result)
+        except Exception:
+            log.exception("compaction listener failed")
