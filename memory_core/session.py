@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
+from . import chat as chat_turn
 from .config import SessionConfig
 from .context import ContextBlock, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
@@ -168,6 +169,25 @@ class Session:
         if not self.storage.remove_compaction(self.id, _check_id(compaction_id, "compaction_id")):
             raise NotFound(f"compaction {compaction_id} not found")
 
+    # ------------------------------------------------------------------ chat
+    def chat(self, content: str, parent_id: str | None = None, stream: bool = False) -> Any:
+        """Run one assistant turn with the configured model and store every step.
+
+        Appends the user message (under parent_id, else the latest leaf: chatting under an
+        earlier message makes a branch), sends the frozen prompt, history and tools, runs
+        tool calls until the model answers. Returns the stored final assistant Message; with
+        stream=True, an iterator of events (text_delta, tool_call, tool_result, done).
+        """
+        if stream:
+            return chat_turn.stream_turn(self, content, parent_id)
+        return chat_turn.run_turn(self, content, parent_id)
+
+    async def achat(self, content: str, parent_id: str | None = None, stream: bool = False) -> Any:
+        """Async twin of chat(); with stream=True an async iterator of the same events."""
+        if not stream:
+            return await sync_to_async(chat_turn.run_turn)(self, content, parent_id)
+        return _aiterate(chat_turn.stream_turn(self, content, parent_id))
+
     # ------------------------------------------------------------ compaction
     def compact(self) -> Compaction | None:
         """Run the configured compact function now (default: the offline summariser).
@@ -257,6 +277,7 @@ class Session:
     aadd_compaction = sync_to_async(add_compaction)
     aget_compactions = sync_to_async(get_compactions)
     aremove_compaction = sync_to_async(remove_compaction)
+    acompact = sync_to_async(compact)
     aget_context_block = sync_to_async(get_context_block)
     aget_context_blocks = sync_to_async(get_context_blocks)
     areplace_context_block = sync_to_async(replace_context_block)
@@ -270,3 +291,14 @@ def _as_list(items: Any) -> Sequence[Any]:
     if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
         raise InvalidInput("expected a list")
     return list(items)
+
+
+_DONE = object()
+
+
+async def _aiterate(events: Iterator[Any]) -> AsyncIterator[Any]:
+    """Drive a sync generator from async code, one step per worker-thread hop.
+    (A StopIteration cannot cross an await, hence the sentinel.)"""
+    step = sync_to_async(lambda: next(events, _DONE))
+    while (item := await step()) is not _DONE:
+        yield item

@@ -266,3 +266,18 @@ def test_oversized_tool_output_is_stored_as_preview_with_note(manager, settings)
         {"type": "tool-result", "toolCallId": "x", "output": "q" * 5000}]})
     assert len(stored.parts[0]["output"]) < 2200
     assert "re-run the tool" in stored.parts[0]["output"]
+
+
+@pytest.mark.parametrize("length", [10, 300])
+def test_auto_compaction_check_costs_a_constant_number_of_queries(agent, length):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    manager = SessionManager.for_agent(agent).compact_after(10_000_000)
+    session = manager.get_session(manager.create("q").id)
+    manager.append_all(session.id, [user_msg(f"m{i}") for i in range(length)])
+    with CaptureQueriesContext(connection) as ctx:
+        session.append_message(user_msg("one more"))
+    statements = [q["sql"] for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]
+    # append (4 on SQLite, 3 on Postgres) + cooldown state, frozen prompt, path, overlays
+    assert len(statements) == (8 if connection.vendor == "sqlite" else 7)

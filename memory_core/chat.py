@@ -1,0 +1,165 @@
+"""One assistant turn: prompt + history + tools -> model -> tool loop -> stored messages.
+
+Every step is stored in the tree as it happens (the assistant's tool-call message, the
+tool results, the final answer), so an interrupted turn leaves a readable path; the
+converters give providers a valid request from any path (stub results, orphans dropped).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .compaction import truncate_older_messages
+from .errors import InvalidInput
+from .messages import Message, new_id
+
+if TYPE_CHECKING:
+    from .session import Session
+    from .tools import Tool
+
+MAX_STEPS = 8  # model calls per turn; a model that keeps calling tools is stopped here
+UPSERT_EVERY_SECONDS = 0.25  # streaming writes the growing answer this often
+
+
+def resolve_llm(session: Session) -> Any:
+    if session.config.llm is None:
+        from .llm import client_from_env
+
+        session.config.llm = client_from_env()
+    return session.config.llm
+
+
+def _history(session: Session, leaf_id: str) -> list[Message]:
+    history = session.get_history(leaf_id)
+    return truncate_older_messages(history) if session.config.micro_compaction else history
+
+
+def _usage_dict(usage: Any, model: str) -> dict[str, Any]:
+    return {"input_tokens": int(usage.input_tokens), "output_tokens": int(usage.output_tokens),
+            "cost": float(usage.cost), "model": model}
+
+
+def _assistant_parts(text: str, calls: list[Any]) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    parts += [{"type": "tool-call", "toolCallId": c.id, "toolName": c.name, "input": c.arguments}
+              for c in calls]
+    return parts
+
+
+def _run_tools(
+    session: Session, tools: dict[str, Tool], calls: list[Any], parent_id: str
+) -> tuple[Message, list[dict[str, Any]]]:
+    parts, events = [], []
+    for c in calls:
+        tool = tools.get(c.name)
+        if tool is None:
+            content, is_error = f"Error: unknown tool '{c.name}'", True
+        else:
+            result = tool.call(c.arguments)
+            content, is_error = result.content, result.is_error
+        parts.append({"type": "tool-result", "toolCallId": c.id, "toolName": c.name,
+                      "output": content, "isError": is_error})
+        events.append({"type": "tool_result", "id": c.id, "name": c.name, "result": content,
+                       "is_error": is_error})
+    stored = session.append_message({"role": "tool", "parts": parts}, parent_id)
+    return stored, events
+
+
+def _check(content: Any) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInput("content must be a non-empty string")
+    return content
+
+
+def run_turn(session: Session, content: str, parent_id: str | None = None) -> Message:
+    """A whole turn without streaming; returns the stored final assistant message."""
+    final: Message | None = None
+    for event in stream_turn(session, content, parent_id, stream=False):
+        if event["type"] == "done":
+            final = event["message"]
+    assert final is not None
+    return final
+
+
+def stream_turn(
+    session: Session, content: str, parent_id: str | None = None, *, stream: bool = True
+) -> Iterator[dict[str, Any]]:
+    """Events: text_delta, tool_call, tool_result, then done with the stored message."""
+    llm = resolve_llm(session)
+    user = session.append_message(
+        {"role": "user", "parts": [{"type": "text", "text": _check(content)}]}, parent_id)
+    system = session.freeze_system_prompt()
+    tools = {t.name: t for t in session.tools()}
+    tool_list = list(tools.values())
+    leaf = user.id
+    totals = {"input_tokens": 0, "output_tokens": 0, "cost": 0.0}
+    for step in range(MAX_STEPS):
+        history = _history(session, leaf)
+        if stream:
+            step_out = yield from _stream_step(session, llm, system, history, tool_list, leaf)
+            answer, response = step_out["message"], step_out["response"]
+        else:
+            response = llm.complete(system=system, history=history, tools=tool_list)
+            answer = None
+        for key in ("input_tokens", "output_tokens"):
+            totals[key] += int(getattr(response.usage, key))
+        totals["cost"] += float(response.usage.cost)
+        usage = _usage_dict(response.usage, response.model)
+        calls = list(response.tool_calls) if step < MAX_STEPS - 1 else []
+        metadata: dict[str, Any] = {"usage": usage, "model": response.model}
+        if not calls:
+            metadata["turn_usage"] = {**totals, "model": response.model}
+        message = {"id": answer.id if answer else new_id(), "role": "assistant",
+                   "parts": _assistant_parts(response.text, calls), "metadata": metadata}
+        stored = session.upsert_message(message, leaf)
+        session_usage(session, response.usage)
+        if not calls:
+            yield {"type": "done", "message": stored}
+            return
+        for c in calls:
+            yield {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
+        result_message, events = _run_tools(session, tools, calls, stored.id)
+        yield from events
+        leaf = result_message.id
+
+
+def session_usage(session: Session, usage: Any) -> None:
+    session.storage.add_usage(
+        session.agent_id, session.id, input_tokens=int(usage.input_tokens),
+        output_tokens=int(usage.output_tokens), cost=float(usage.cost))
+
+
+def _stream_step(
+    session: Session, llm: Any, system: str, history: list[Message], tools: list[Tool],
+    parent_id: str,
+) -> Generator[dict[str, Any], None, dict[str, Any]]:
+    """Stream one model call, upserting the growing assistant message; returns the response."""
+    message_id = new_id()
+    text = ""
+    stored = None
+    last_write = 0.0
+    response = None
+    for event in llm.stream(system=system, history=history, tools=tools):
+        if event.type == "text_delta" and event.text:
+            text += event.text
+            yield {"type": "text_delta", "text": event.text, "message_id": message_id}
+            if time.monotonic() - last_write >= UPSERT_EVERY_SECONDS:
+                stored = session.upsert_message(
+                    {"id": message_id, "role": "assistant",
+                     "parts": [{"type": "text", "text": text}],
+                     "metadata": {"streaming": True}}, parent_id)
+                last_write = time.monotonic()
+        elif event.type == "done":
+            response = event.response
+    if response is None:
+        raise InvalidInput("the model's stream ended without a final response")
+    return {"response": response, "message": stored or _placeholder(message_id)}
+
+
+def _placeholder(message_id: str) -> Any:
+    class _Id:
+        id = message_id
+
+    return _Id()
