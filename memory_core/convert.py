@@ -146,7 +146,7 @@ class _Planner:
         inline = None if part.get("type") == "tool-call" else _inline_result(part)
         if inline is None:
             inline = self._later_result(call_id, (i, j))
-        output, is_error = inline if inline else (STUB_RESULT, True)
+        output, is_error = inline if inline else (None, False)
         return ToolExchange(call_id, tool_name(part) or "tool", part.get("input"), output,
                             is_error)
 
@@ -171,8 +171,7 @@ def tool_exchanges(history: Sequence[Message]) -> list[ToolExchange]:
     out: list[ToolExchange] = []
     for item in _Planner(history).plan():
         if item.role == "assistant":
-            out.extend(c if c.output != STUB_RESULT else
-                       ToolExchange(c.id, c.name, c.input, None) for c in item.calls)
+            out.extend(item.calls)
     return out
 
 
@@ -202,8 +201,11 @@ def _arguments(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {"value": value}
 
 
-def _content(text: str) -> str:
-    return text or EMPTY_RESULT
+def _result(call: ToolExchange) -> tuple[str, bool]:
+    """The text a provider gets for a call: its result, or a stub for an interrupted call."""
+    if call.output is None:
+        return STUB_RESULT, True
+    return call.output or EMPTY_RESULT, call.is_error
 
 
 def to_openai_messages(history: Sequence[Message], system: str | None = None
@@ -228,8 +230,8 @@ def to_openai_messages(history: Sequence[Message], system: str | None = None
                 } for c in item.calls]
             out.append(message)
         else:
-            out.extend({"role": "tool", "tool_call_id": ids(c.id),
-                        "content": _content(c.output or "")} for c in item.calls)
+            out.extend({"role": "tool", "tool_call_id": ids(c.id), "content": _result(c)[0]}
+                       for c in item.calls)
     return out
 
 
@@ -259,9 +261,9 @@ def to_anthropic_messages(history: Sequence[Message], system: str | None = None
             role = "user"
             blocks = []
             for c in item.calls:
-                block = {"type": "tool_result", "tool_use_id": ids(c.id),
-                         "content": _content(c.output or "")}
-                blocks.append({**block, "is_error": True} if c.is_error else block)
+                content, is_error = _result(c)
+                block = {"type": "tool_result", "tool_use_id": ids(c.id), "content": content}
+                blocks.append({**block, "is_error": True} if is_error else block)
         else:
             role = "user"
             prefix = SYSTEM_NOTE if item.role == "system" else ""
@@ -272,6 +274,9 @@ def to_anthropic_messages(history: Sequence[Message], system: str | None = None
             turns.append({"role": role, "content": blocks})
     for turn in turns:  # Anthropic wants tool results before any text in a user turn
         turn["content"].sort(key=lambda b: b["type"] != "tool_result")
+    last = turns[-1]["content"] if turns and turns[-1]["role"] == "assistant" else []
+    if last and last[-1]["type"] == "text":  # a final assistant turn may not end in spaces
+        last[-1]["text"] = last[-1]["text"].rstrip()
     if turns and turns[0]["role"] == "assistant":
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
     return "\n\n".join(system_parts), turns
