@@ -54,8 +54,11 @@ def _run_tools(
     parts, events = [], []
     for c in calls:
         tool = tools.get(c.name)
+        problem = getattr(c, "argument_error", None)
         if tool is None:
             content, is_error = f"Error: unknown tool '{c.name}'", True
+        elif problem:  # the model sent arguments that are not a JSON object
+            content, is_error = f"Error: {problem}", True
         else:
             result = tool.call(c.arguments)
             content, is_error = result.content, result.is_error
@@ -141,18 +144,25 @@ def _stream_step(
     stored = None
     last_write = 0.0
     response = None
-    for event in llm.stream(system=system, history=history, tools=tools):
-        if event.type == "text_delta" and event.text:
-            text += event.text
-            yield {"type": "text_delta", "text": event.text, "message_id": message_id}
-            if time.monotonic() - last_write >= UPSERT_EVERY_SECONDS:
-                stored = session.upsert_message(
-                    {"id": message_id, "role": "assistant",
-                     "parts": [{"type": "text", "text": text}],
-                     "metadata": {"streaming": True}}, parent_id)
-                last_write = time.monotonic()
-        elif event.type == "done":
-            response = event.response
+    try:
+        for event in llm.stream(system=system, history=history, tools=tools):
+            if event.type == "text_delta" and event.text:
+                text += event.text
+                yield {"type": "text_delta", "text": event.text, "message_id": message_id}
+                if time.monotonic() - last_write >= UPSERT_EVERY_SECONDS:
+                    stored = session.upsert_message(
+                        {"id": message_id, "role": "assistant",
+                         "parts": [{"type": "text", "text": text}],
+                         "metadata": {"streaming": True}}, parent_id)
+                    last_write = time.monotonic()
+            elif event.type == "done":
+                response = event.response
+    except Exception as exc:
+        if text:  # keep what arrived, marked as cut off, then let the caller know
+            session.upsert_message(
+                {"id": message_id, "role": "assistant", "parts": [{"type": "text", "text": text}],
+                 "metadata": {"interrupted": True, "error": str(exc)[:500]}}, parent_id)
+        raise
     if response is None:
         raise InvalidInput("the model's stream ended without a final response")
     return {"response": response, "message": stored or _placeholder(message_id)}

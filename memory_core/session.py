@@ -184,9 +184,22 @@ class Session:
 
     async def achat(self, content: str, parent_id: str | None = None, stream: bool = False) -> Any:
         """Async twin of chat(); with stream=True an async iterator of the same events."""
+        # Off the shared sync thread: a model call can take a minute, and every other
+        # thread-sensitive call of the process would wait behind it.
         if not stream:
-            return await sync_to_async(chat_turn.run_turn)(self, content, parent_id)
-        return _aiterate(chat_turn.stream_turn(self, content, parent_id))
+            return await sync_to_async(self._run_turn, thread_sensitive=False)(content, parent_id)
+        return _aiterate(chat_turn.stream_turn(self, content, parent_id), self._release)
+
+    def _run_turn(self, content: str, parent_id: str | None) -> Message:
+        try:
+            return chat_turn.run_turn(self, content, parent_id)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        release = getattr(self.storage, "release", None)
+        if callable(release):
+            release()  # e.g. close this worker thread's database connection
 
     # ------------------------------------------------------------ compaction
     def compact(self) -> Compaction | None:
@@ -296,9 +309,17 @@ def _as_list(items: Any) -> Sequence[Any]:
 _DONE = object()
 
 
-async def _aiterate(events: Iterator[Any]) -> AsyncIterator[Any]:
-    """Drive a sync generator from async code, one step per worker-thread hop.
+async def _aiterate(events: Iterator[Any], release: Any) -> AsyncIterator[Any]:
+    """Drive a sync generator from async code, each step in one dedicated worker thread.
     (A StopIteration cannot cross an await, hence the sentinel.)"""
-    step = sync_to_async(lambda: next(events, _DONE))
-    while (item := await step()) is not _DONE:
-        yield item
+    from concurrent.futures import ThreadPoolExecutor
+
+    from asgiref.sync import SyncToAsync
+
+    with ThreadPoolExecutor(max_workers=1) as worker:  # one thread: one DB connection
+        step = SyncToAsync(lambda: next(events, _DONE), thread_sensitive=False, executor=worker)
+        try:
+            while (item := await step()) is not _DONE:
+                yield item
+        finally:
+            await SyncToAsync(release, thread_sensitive=False, executor=worker)()

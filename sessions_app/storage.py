@@ -94,6 +94,10 @@ def _info(row: models.Session) -> SessionInfo:
 class OrmStorage(OrmContextStorage):
     """The one SessionStorage (and ContextStorage) implementation."""
 
+    def release(self) -> None:
+        """Close this thread's connection: async callers run turns in worker threads."""
+        connection.close()
+
     @property
     def max_tool_output_chars(self) -> int:
         return int(getattr(settings, "ARBOR_MAX_TOOL_OUTPUT_CHARS", 100_000))
