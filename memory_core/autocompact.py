@@ -6,6 +6,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from .chat import resolve_llm
 from .compaction import CompactFunction, build_prompt, create_compact_function
 from .messages import Message
 from .summarizers import default_summarizer
@@ -21,7 +22,7 @@ log = logging.getLogger(__name__)
 def compact_function(session: Session) -> CompactFunction:
     fn = session.config.compact_function
     if fn is None:
-        fn = create_compact_function(default_summarizer(session.config.llm),
+        fn = create_compact_function(default_summarizer(resolve_llm(session)),
                                      token_counter=session.config.token_counter)
     return fn
 
@@ -30,7 +31,7 @@ def summarize_all(session: Session, history: list[Message]) -> str:
     """A summary of a whole history with the configured summariser (compact_and_split)."""
     fn = session.config.compact_function
     options = getattr(fn, "options", None)
-    summarize = options.summarize if options else default_summarizer(session.config.llm)
+    summarize = options.summarize if options else default_summarizer(resolve_llm(session))
     return summarize(build_prompt(history, None)).strip()
 
 
