@@ -23,6 +23,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "ninja",  # serves the API docs page's assets locally instead of from a CDN
     "sessions_app",
 ]
 
@@ -58,9 +59,10 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------
 # SQLite file by default; DATABASE_URL=postgres://... for scale.
+# An empty DATABASE_URL means the default, as an unset one does.
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'arbor.sqlite3'}",
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'arbor.sqlite3'}",
         conn_max_age=int(os.environ.get("ARBOR_CONN_MAX_AGE", "60")),
     )
 }

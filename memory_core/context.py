@@ -63,6 +63,10 @@ class BlockSpec:
             value = options.get(name)
             if value is not None and not isinstance(value, str):
                 raise InvalidInput(f"{name} must be a string")
+        files = options.get("files")
+        if files is not None and (not files.strip("/") or ".." in files.split("/")
+                                  or files.startswith("/") or "\x00" in files):
+            raise InvalidInput("files must be a folder inside the skills storage")
         return cls(
             label=label, description=options.get("description") or None, max_tokens=max_tokens,
             kind=kind, scope=scope, content=options.get("content"), files=options.get("files"),
@@ -214,6 +218,7 @@ class SessionContext:
         """Replace a writable block's text. Raises ReadOnly, OverBudget, NotFound."""
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
+        content = content.replace("\x00", "")  # what storage can hold is what we report
         block = self._writable(label)
         self._check_budget(block, content)
         block.provider.set(content)
@@ -223,6 +228,7 @@ class SessionContext:
         """Append a line to a writable block. Raises ReadOnly, OverBudget, NotFound."""
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
+        content = content.replace("\x00", "")
         block = self._writable(label)
         current = block.provider.get()
         joined = current + ("\n" if current and not current.endswith("\n") else "") + content

@@ -205,7 +205,8 @@ def _result(call: ToolExchange) -> tuple[str, bool]:
     """The text a provider gets for a call: its result, or a stub for an interrupted call."""
     if call.output is None:
         return STUB_RESULT, True
-    return call.output or EMPTY_RESULT, call.is_error
+    # Whitespace-only results are refused by providers like empty ones.
+    return (call.output if call.output.strip() else EMPTY_RESULT), call.is_error
 
 
 def to_openai_messages(history: Sequence[Message], system: str | None = None

@@ -160,10 +160,23 @@ class SessionManager:
         return self.storage.delete_session(self.agent_id, _check_id(session_id, "session_id"))
 
     def end(self, session_id: str, reason: str) -> SessionInfo:
+        """Mark a session ended (end_reason, at most 100 characters)."""
+        if reason is not None and (not isinstance(reason, str) or len(reason) > 100):
+            raise InvalidInput("end_reason must be a string of at most 100 characters")
         return self.storage.update_session(
             self.agent_id, _check_id(session_id, "session_id"),
             end_reason=_optional_text(reason, "end_reason"),
         )
+
+    def update(self, session_id: str, *, model: str | None = None,
+               source: str | None = None) -> SessionInfo:
+        """Set a session's model and/or source."""
+        fields = {k: _optional_text(v, k) for k, v in (("model", model), ("source", source))
+                  if v is not None}
+        if not fields:
+            raise InvalidInput("give model or source")
+        return self.storage.update_session(self.agent_id, _check_id(session_id, "session_id"),
+                                           **fields)
 
     def get_session(self, session_id: str) -> Session:
         """The Session object for an id of this agent. Raises NotFound."""

@@ -193,7 +193,8 @@ def prepare(
     raw_id = data.get("id")
     if raw_id is None or raw_id == "":
         message_id, id_given = new_id(), False
-    elif isinstance(raw_id, str) and len(raw_id) <= MAX_ID_LENGTH and raw_id.strip() == raw_id:
+    elif (isinstance(raw_id, str) and len(raw_id) <= MAX_ID_LENGTH
+          and raw_id.strip() == raw_id and "\x00" not in raw_id):
         message_id, id_given = raw_id, True
     else:
         raise InvalidInput(f"id must be a string of 1 to {MAX_ID_LENGTH} characters without surrounding spaces")
@@ -271,8 +272,8 @@ def project_text(parts: Iterable[Mapping[str, Any]]) -> str:
         if part.get("errorText"):
             pieces.append(str(part["errorText"]))
         chunks.append(" ".join(p for p in pieces if p))
-    # Postgres text columns cannot hold NUL.
-    return "\n".join(chunks).replace("\x00", "")
+    # Postgres text columns cannot hold NUL; a space keeps the words apart.
+    return "\n".join(chunks).replace("\x00", " ")
 
 
 def tool_calls_in(parts: Iterable[Mapping[str, Any]]) -> dict[str, str]:

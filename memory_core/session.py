@@ -12,7 +12,7 @@ from . import chat as chat_turn
 from .config import SessionConfig
 from .context import ContextBlock, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
-from .messages import Message, NewMessage, prepare
+from .messages import MAX_ID_LENGTH, Message, NewMessage, prepare
 from .search import SearchHit, clamp_limit, query_terms
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
@@ -22,8 +22,8 @@ MessageInput = Message | Mapping[str, Any]
 
 
 def _check_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidInput(f"{what} must be a non-empty string")
+    if not isinstance(value, str) or not value or len(value) > MAX_ID_LENGTH or "\x00" in value:
+        raise InvalidInput(f"{what} must be a string of 1 to {MAX_ID_LENGTH} characters")
     return value
 
 

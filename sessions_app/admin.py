@@ -325,3 +325,64 @@ def _pretty(text: str) -> str:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     except ValueError:
         return text
+
+
+# ------------------------------------------------------------------- API keys
+class ApiKeyForm(forms.ModelForm):
+    class Meta:
+        model = models.ApiKey
+        fields = ("user", "name", "agent")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        agent, user = data.get("agent"), data.get("user")
+        if agent is not None and user is not None and agent.owner_id != user.pk:
+            raise forms.ValidationError("The agent must belong to the key's user.")
+        return data
+
+
+@admin.register(models.ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are made here (the raw key is shown once, after saving) and revoked here;
+    only a hash is stored, so a lost key is revoked and replaced, never recovered."""
+
+    form = ApiKeyForm
+    list_display = ("prefix_display", "name", "user", "agent", "created_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__username")
+    list_select_related = ("user", "agent")
+    readonly_fields = ("prefix_display", "created_at", "revoked_at")
+    actions = ("revoke_keys",)
+
+    @admin.display(description="key")
+    def prefix_display(self, obj: models.ApiKey) -> str:
+        return f"{obj.prefix}…" if obj.prefix else "(shown once, after saving)"
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # A key's owner and scope are fixed once it exists: make a new key instead.
+        if obj is not None:
+            return (*self.readonly_fields, "user", "agent")
+        return self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: models.ApiKey, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        from django.contrib import messages
+
+        from .auth import create_key
+
+        key, raw = create_key(obj.user, agent=obj.agent, name=obj.name)
+        obj.pk, obj.prefix, obj.key_hash, obj.created_at = (
+            key.pk, key.prefix, key.key_hash, key.created_at)
+        obj._state.adding = False
+        messages.warning(request, format_html(
+            "The new API key is <code>{}</code>. Copy it now: it is stored hashed and "
+            "will not be shown again.", raw))
+
+    @admin.action(description="Revoke selected keys")
+    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[models.ApiKey]) -> None:
+        from django.utils import timezone
+
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {_count(count, 'key', 'keys')}.")

@@ -213,3 +213,31 @@ class SkillState(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "label", "key"], name="arbor_skill_unique")
         ]
+
+
+# --- API keys (SPEC §9) -------------------------------------------------------
+
+
+class ApiKey(models.Model):
+    """A bearer key for the JSON API. Only a SHA-256 of the key is stored; `prefix` (the
+    key's first characters) lets people tell their keys apart. A key limited to an agent
+    sees nothing else; a revoked key stops working at once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True, default="")
+    prefix = models.CharField(max_length=16, editable=False)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="api_keys",
+                              help_text="Limit the key to this agent (optional).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "arbor_api_key"
+        verbose_name = "API key"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})" if self.name else f"{self.prefix}…"

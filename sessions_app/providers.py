@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 
 from django.conf import settings
+from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import Storage, storages
 from django.core.files.storage.handler import InvalidStorageError
 
@@ -38,13 +39,16 @@ class FileSkills:
     def keys(self) -> list[str]:
         try:
             _, files = self.storage.listdir(self.location)
-        except (FileNotFoundError, NotADirectoryError):
+        except (FileNotFoundError, NotADirectoryError, SuspiciousFileOperation):
             return []
         return sorted(f[: -len(SKILL_SUFFIX)] for f in files if f.endswith(SKILL_SUFFIX))
 
     def _read(self, key: str) -> str | None:
         path = self._path(key)
-        if path is None or not self.storage.exists(path):
+        try:
+            if path is None or not self.storage.exists(path):
+                return None
+        except SuspiciousFileOperation:  # a path that would leave the skills storage
             return None
         with self.storage.open(path, "rb") as handle:
             return handle.read().decode("utf-8", errors="replace")

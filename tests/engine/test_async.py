@@ -24,3 +24,8 @@ async def test_async_twins_round_trip(agent):
     assert [h.id for h in await manager.asearch("async")] == [first.id]
     assert (await session.aget_latest_leaf()).id == second.id
     assert [s.id for s in await manager.alist()] == [info.id]
+    # The shared sync thread keeps its own connection; close it so teardown can drop the DB.
+    from asgiref.sync import sync_to_async
+    from django.db import connection
+
+    await sync_to_async(lambda: connection.close())()

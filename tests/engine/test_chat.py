@@ -204,3 +204,8 @@ async def test_async_chat_and_stream(agent):
     assert answer.role == "assistant"
     events = [e async for e in await s.achat("What do you remember?", stream=True)]
     assert events[-1]["type"] == "done" and "Porto" in events[-1]["message"].text
+    # The shared sync thread keeps its own connection; close it so teardown can drop the DB.
+    from asgiref.sync import sync_to_async
+    from django.db import connection
+
+    await sync_to_async(lambda: connection.close())()

@@ -1,0 +1,394 @@
+"""A Python client for Arbor's JSON API, sync (`ArborClient`) and async (`AsyncArborClient`).
+
+    from arbor.client import ArborClient
+
+    with ArborClient("http://127.0.0.1:8000", api_key="arb_...") as arbor:
+        agent = arbor.create_agent("helper", context=[{"label": "memory", "max_tokens": 500}])
+        session = arbor.create_session(agent["id"], "first chat")
+        arbor.append(session["id"], {"role": "user", "parts": [{"type": "text", "text": "hi"}]})
+        print(arbor.history(session["id"])["messages"])
+
+Every method returns the JSON of SPEC §9 as plain dicts (None for 204 answers); the async
+client has the same methods, to be awaited. Errors raise `ArborAPIError` with the HTTP
+status and the API's `code` and `detail`. Only httpx is needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+__all__ = ["ArborAPIError", "ArborClient", "AsyncArborClient"]
+
+API_PREFIX = "/api/v1"
+
+
+class ArborAPIError(Exception):
+    """An error answer of the API: `status` (HTTP), `code` and `detail` (its JSON body)."""
+
+    def __init__(self, status: int, code: str, detail: str, body: Any = None) -> None:
+        super().__init__(f"{status} {code}: {detail}")
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.body = body
+
+
+def _seg(value: str) -> str:
+    return quote(str(value), safe="")
+
+
+def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _result(response: httpx.Response) -> Any:
+    if response.status_code >= 400:
+        try:
+            body = response.json()
+            code, detail = str(body.get("code", "error")), str(body.get("detail", ""))
+        except (ValueError, AttributeError):
+            body, code, detail = response.text, "error", response.text[:500]
+        raise ArborAPIError(response.status_code, code, detail, body)
+    if response.status_code == 204 or not response.content:
+        return None
+    return response.json()
+
+
+def _sse_event(lines: list[str]) -> dict[str, Any] | None:
+    import json
+
+    kind, data = "message", []
+    for line in lines:
+        if line.startswith("event:"):
+            kind = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+    if not data:
+        return None
+    return {"type": kind, **json.loads("\n".join(data))}
+
+
+class _Endpoints:
+    """The API's operations; `_call` does the HTTP (a value, or an awaitable of one)."""
+
+    def _call(self, method: str, path: str, *, json: Any = None,
+              params: dict[str, Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    # --------------------------------------------------------------- agents
+    def create_agent(self, name: str, context: list[dict[str, Any]] | None = None) -> Any:
+        return self._call("POST", "/agents", json={"name": name, "context": context or []})
+
+    def list_agents(self, *, limit: int | None = None, cursor: str | None = None) -> Any:
+        return self._call("GET", "/agents", params={"limit": limit, "cursor": cursor})
+
+    def get_agent(self, agent_id: str) -> Any:
+        return self._call("GET", f"/agents/{_seg(agent_id)}")
+
+    def update_agent(self, agent_id: str, *, name: str | None = None,
+                     context: list[dict[str, Any]] | None = None) -> Any:
+        return self._call("PATCH", f"/agents/{_seg(agent_id)}",
+                          json=_drop_none({"name": name, "context": context}))
+
+    def delete_agent(self, agent_id: str) -> Any:
+        return self._call("DELETE", f"/agents/{_seg(agent_id)}")
+
+    # ------------------------------------------------------------- sessions
+    def create_session(self, agent_id: str, name: str | None = None, *,
+                       parent_session_id: str | None = None, model: str | None = None,
+                       source: str | None = None) -> Any:
+        body = _drop_none({"name": name, "parent_session_id": parent_session_id,
+                           "model": model, "source": source})
+        return self._call("POST", f"/agents/{_seg(agent_id)}/sessions", json=body)
+
+    def list_sessions(self, agent_id: str, *, limit: int | None = None,
+                      cursor: str | None = None) -> Any:
+        return self._call("GET", f"/agents/{_seg(agent_id)}/sessions",
+                          params={"limit": limit, "cursor": cursor})
+
+    def get_session(self, session_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}")
+
+    def update_session(self, session_id: str, **fields: Any) -> Any:
+        """name=..., end_reason=... (None reopens)."""
+        return self._call("PATCH", f"/sessions/{_seg(session_id)}", json=fields)
+
+    def delete_session(self, session_id: str) -> Any:
+        return self._call("DELETE", f"/sessions/{_seg(session_id)}")
+
+    def fork(self, session_id: str, message_id: str, name: str | None = None) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/fork",
+                          json=_drop_none({"message_id": message_id, "name": name}))
+
+    def add_usage(self, session_id: str, input_tokens: int = 0, output_tokens: int = 0,
+                  cost: float = 0.0) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/usage", json={
+            "input_tokens": input_tokens, "output_tokens": output_tokens, "cost": cost})
+
+    def compact(self, session_id: str) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/compact")
+
+    def compact_and_split(self, session_id: str, summary: str | None = None,
+                          name: str | None = None) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/compact-and-split",
+                          json=_drop_none({"summary": summary, "name": name}))
+
+    def list_compactions(self, session_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/compactions")
+
+    def add_compaction(self, session_id: str, summary: str, from_message_id: str,
+                       to_message_id: str) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/compactions", json={
+            "summary": summary, "from_message_id": from_message_id,
+            "to_message_id": to_message_id})
+
+    def remove_compaction(self, session_id: str, compaction_id: str) -> Any:
+        return self._call("DELETE",
+                          f"/sessions/{_seg(session_id)}/compactions/{_seg(compaction_id)}")
+
+    # ------------------------------------------------------------- messages
+    def append(self, session_id: str, message: dict[str, Any], *, parent_id: str | None = None,
+               if_latest: str | None = None) -> Any:
+        body = _drop_none({"message": message, "parent_id": parent_id, "if_latest": if_latest})
+        return self._call("POST", f"/sessions/{_seg(session_id)}/messages", json=body)
+
+    def append_batch(self, session_id: str, messages: list[dict[str, Any]], *,
+                     parent_id: str | None = None) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/messages/batch",
+                          json=_drop_none({"messages": messages, "parent_id": parent_id}))
+
+    def get_message(self, session_id: str, message_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/messages/{_seg(message_id)}")
+
+    def update_message(self, session_id: str, message_id: str, message: dict[str, Any]) -> Any:
+        return self._call("PUT", f"/sessions/{_seg(session_id)}/messages/{_seg(message_id)}",
+                          json={"message": message})
+
+    def delete_message(self, session_id: str, message_id: str) -> Any:
+        return self._call("DELETE", f"/sessions/{_seg(session_id)}/messages/{_seg(message_id)}")
+
+    def clear(self, session_id: str) -> Any:
+        return self._call("DELETE", f"/sessions/{_seg(session_id)}/messages")
+
+    def branches(self, session_id: str, message_id: str) -> Any:
+        return self._call(
+            "GET", f"/sessions/{_seg(session_id)}/messages/{_seg(message_id)}/branches")
+
+    def history(self, session_id: str, leaf_id: str | None = None, raw: bool = False) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/history",
+                          params={"leaf_id": leaf_id, "raw": "true" if raw else None})
+
+    def leaf(self, session_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/leaf")
+
+    def tree(self, session_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/tree")
+
+    # --------------------------------------------------------------- search
+    def search(self, session_id: str, q: str, limit: int | None = None) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/search",
+                          params={"q": q, "limit": limit})
+
+    def search_agent(self, agent_id: str, q: str, limit: int | None = None) -> Any:
+        return self._call("GET", f"/agents/{_seg(agent_id)}/search",
+                          params={"q": q, "limit": limit})
+
+    # -------------------------------------------------------------- context
+    def context(self, session_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/context")
+
+    def get_block(self, session_id: str, label: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/context/{_seg(label)}")
+
+    def add_block(self, session_id: str, label: str, **options: Any) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/context",
+                          json={"label": label, **options})
+
+    def replace_block(self, session_id: str, label: str, content: str) -> Any:
+        return self._call("PUT", f"/sessions/{_seg(session_id)}/context/{_seg(label)}",
+                          json={"content": content})
+
+    def append_block(self, session_id: str, label: str, content: str) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/context/{_seg(label)}/append",
+                          json={"content": content})
+
+    def remove_block(self, session_id: str, label: str) -> Any:
+        return self._call("DELETE", f"/sessions/{_seg(session_id)}/context/{_seg(label)}")
+
+    def get_entry(self, session_id: str, label: str, key: str) -> Any:
+        return self._call(
+            "GET", f"/sessions/{_seg(session_id)}/context/{_seg(label)}/entries/{_seg(key)}")
+
+    def put_entry(self, session_id: str, label: str, key: str, content: str,
+                  description: str | None = None) -> Any:
+        return self._call(
+            "PUT", f"/sessions/{_seg(session_id)}/context/{_seg(label)}/entries/{_seg(key)}",
+            json=_drop_none({"content": content, "description": description}))
+
+    def system_prompt(self, session_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/system-prompt")
+
+    def refresh_system_prompt(self, session_id: str) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/system-prompt/refresh")
+
+    def system_prompt_status(self, session_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/system-prompt/status")
+
+    # ---------------------------------------------------------- tools, chat
+    def tools(self, session_id: str, format: str = "openai") -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/tools", params={"format": format})
+
+    def call_tool(self, session_id: str, name: str, arguments: dict[str, Any]) -> Any:
+        return self._call("POST", f"/sessions/{_seg(session_id)}/tools/{_seg(name)}",
+                          json={"arguments": arguments})
+
+    def chat(self, session_id: str, content: str, parent_id: str | None = None) -> Any:
+        """One assistant turn run by the server; the stored final assistant message."""
+        return self._call("POST", f"/sessions/{_seg(session_id)}/chat",
+                          json=_drop_none({"content": content, "parent_id": parent_id}))
+
+    # ------------------------------------------------------- export/import
+    def export_session(self, session_id: str) -> Any:
+        return self._call("GET", f"/sessions/{_seg(session_id)}/export")
+
+    def import_session(self, agent_id: str, document: dict[str, Any]) -> Any:
+        return self._call("POST", f"/agents/{_seg(agent_id)}/import", json=document)
+
+
+def _clean(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    return {k: v for k, v in params.items() if v is not None} if params else None
+
+
+def _chat_body(content: str, parent_id: str | None) -> dict[str, Any]:
+    return _drop_none({"content": content, "parent_id": parent_id, "stream": True})
+
+
+class ArborClient(_Endpoints):
+    """Synchronous client. Pass `client=` to reuse an httpx.Client (or a test transport)."""
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float = 60.0,
+                 client: httpx.Client | None = None) -> None:
+        self._http = client or httpx.Client(timeout=timeout)
+        self._base = base_url.rstrip("/") + API_PREFIX
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+
+    def _call(self, method: str, path: str, *, json: Any = None,
+              params: dict[str, Any] | None = None) -> Any:
+        response = self._http.request(method, self._base + path, json=json,
+                                      params=_clean(params), headers=self._headers)
+        return _result(response)
+
+    def iter_agents(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
+        """Every agent, following cursors."""
+        cursor = None
+        while True:
+            page = self.list_agents(limit=page_size, cursor=cursor)
+            yield from page["items"]
+            cursor = page["next_cursor"]
+            if not cursor:
+                return
+
+    def iter_sessions(self, agent_id: str, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
+        cursor = None
+        while True:
+            page = self.list_sessions(agent_id, limit=page_size, cursor=cursor)
+            yield from page["items"]
+            cursor = page["next_cursor"]
+            if not cursor:
+                return
+
+    def chat_stream(self, session_id: str, content: str,
+                    parent_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """The turn's events as they come: text_delta, tool_call, tool_result, done/error."""
+        with self._http.stream("POST", f"{self._base}/sessions/{_seg(session_id)}/chat",
+                               json=_chat_body(content, parent_id),
+                               headers=self._headers) as response:
+            if response.status_code >= 400:
+                response.read()
+                _result(response)
+            lines: list[str] = []
+            for line in response.iter_lines():
+                if line:
+                    lines.append(line)
+                    continue
+                event = _sse_event(lines)
+                lines = []
+                if event is not None:
+                    yield event
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> ArborClient:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class AsyncArborClient(_Endpoints):
+    """Asynchronous client: the same methods as ArborClient, each to be awaited."""
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float = 60.0,
+                 client: httpx.AsyncClient | None = None) -> None:
+        self._http = client or httpx.AsyncClient(timeout=timeout)
+        self._base = base_url.rstrip("/") + API_PREFIX
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+
+    async def _call(self, method: str, path: str, *, json: Any = None,  # type: ignore[override]
+                    params: dict[str, Any] | None = None) -> Any:
+        response = await self._http.request(method, self._base + path, json=json,
+                                            params=_clean(params), headers=self._headers)
+        return _result(response)
+
+    async def iter_agents(self, *, page_size: int = 100) -> AsyncIterator[dict[str, Any]]:
+        cursor = None
+        while True:
+            page = await self.list_agents(limit=page_size, cursor=cursor)
+            for item in page["items"]:
+                yield item
+            cursor = page["next_cursor"]
+            if not cursor:
+                return
+
+    async def iter_sessions(self, agent_id: str, *,
+                            page_size: int = 100) -> AsyncIterator[dict[str, Any]]:
+        cursor = None
+        while True:
+            page = await self.list_sessions(agent_id, limit=page_size, cursor=cursor)
+            for item in page["items"]:
+                yield item
+            cursor = page["next_cursor"]
+            if not cursor:
+                return
+
+    async def chat_stream(self, session_id: str, content: str,
+                          parent_id: str | None = None) -> AsyncIterator[dict[str, Any]]:
+        async with self._http.stream("POST", f"{self._base}/sessions/{_seg(session_id)}/chat",
+                                     json=_chat_body(content, parent_id),
+                                     headers=self._headers) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                _result(response)
+            lines: list[str] = []
+            async for line in response.aiter_lines():
+                if line:
+                    lines.append(line)
+                    continue
+                event = _sse_event(lines)
+                lines = []
+                if event is not None:
+                    yield event
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncArborClient:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()

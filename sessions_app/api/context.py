@@ -1,0 +1,126 @@
+"""Context blocks of a session, their entries, and the frozen system prompt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+from ninja.responses import Status
+
+from memory_core import InvalidInput, NotFound, Session
+
+from ..access import session_for
+from .schemas import (
+    BlockTemplate,
+    ContentIn,
+    ContextBlockOut,
+    ContextList,
+    EntryIn,
+    EntryOut,
+    PromptOut,
+    PromptStatusOut,
+    errors,
+)
+
+router = Router(tags=["context"])
+S = "/sessions/{aid:session_id}"
+B = S + "/context/{aid:label}"
+
+
+def _entry(session: Session, label: str, key: str) -> dict[str, Any]:
+    """One entry of a skill or search block, read through the block's provider without
+    loading it (loading is the model's act, recorded by the load_context tool)."""
+    block = session.context.block(label)
+    if block.kind not in ("skill", "search"):
+        raise InvalidInput(f"block {label!r} has no entries; read it without a key")
+    provider = block.provider
+    store, namespace = getattr(provider, "store", None), getattr(provider, "namespace", None)
+    if store is not None and namespace is not None:  # the database-backed providers
+        found = store.get_entry(namespace, key)
+        if found is not None:
+            return {"label": label, "key": key, "content": found[0],
+                    "description": found[1] or None}
+    elif callable(getattr(provider, "load", None)):  # skills kept elsewhere (files)
+        content = provider.load(key)
+        if content is not None:
+            return {"label": label, "key": key, "content": str(content), "description": None}
+    raise NotFound(f"no entry {key!r} in block {label!r}")
+
+
+def _prompt(session: Session) -> dict[str, Any]:
+    text, frozen_at = session.context.frozen_prompt()
+    return {"prompt": text, "frozen_at": frozen_at}
+
+
+@router.get(S + "/context", response={200: ContextList, **errors(404)})
+def list_blocks(request: HttpRequest, session_id: str) -> Any:
+    """Every block: {label, description, content, tokens, max_tokens, writable, ...}."""
+    return {"items": session_for(request.auth, session_id).get_context_blocks()}
+
+
+@router.post(S + "/context", response={201: ContextBlockOut, **errors(404, 409, 413, 422)})
+def add_block(request: HttpRequest, session_id: str, body: BlockTemplate) -> Any:
+    """Add a block to this session; the frozen prompt shows it after a refresh."""
+    options = body.model_dump(exclude_none=True, exclude={"label"})
+    return Status(201, session_for(request.auth, session_id).add_context(body.label, **options))
+
+
+@router.get(B, response={200: ContextBlockOut, **errors(404)})
+def get_block(request: HttpRequest, session_id: str, label: str) -> Any:
+    return session_for(request.auth, session_id).get_context_block(label)
+
+
+@router.put(B, response={200: ContextBlockOut, **errors(404, 413, 422)})
+def replace_block(request: HttpRequest, session_id: str, label: str, body: ContentIn) -> Any:
+    """Replace a writable block's text; over max_tokens is a 422 naming the limit."""
+    return session_for(request.auth, session_id).replace_context_block(label, body.content)
+
+
+@router.delete(B, response={204: None, **errors(404)})
+def remove_block(request: HttpRequest, session_id: str, label: str) -> Any:
+    """Remove a block from this session; the frozen prompt changes only on refresh."""
+    session_for(request.auth, session_id).remove_context(label)
+    return Status(204, None)
+
+
+@router.post(B + "/append", response={200: ContextBlockOut, **errors(404, 413, 422)})
+def append_block(request: HttpRequest, session_id: str, label: str, body: ContentIn) -> Any:
+    """Append a line to a writable block."""
+    return session_for(request.auth, session_id).append_context_block(label, body.content)
+
+
+@router.get(B + "/entries/{aid:key}", response={200: EntryOut, **errors(404, 422)})
+def get_entry(request: HttpRequest, session_id: str, label: str, key: str) -> Any:
+    """One entry of a skill or search block."""
+    return _entry(session_for(request.auth, session_id), label, key)
+
+
+@router.put(B + "/entries/{aid:key}", response={200: EntryOut, **errors(404, 413, 422)})
+def put_entry(request: HttpRequest, session_id: str, label: str, key: str, body: EntryIn) -> Any:
+    """Write one entry of a skill or search block (skills take a description)."""
+    session = session_for(request.auth, session_id)
+    session.set_context_entry(label, key, body.content, body.description)
+    return _entry(session, label, key)
+
+
+@router.get(S + "/system-prompt", response={200: PromptOut, **errors(404)})
+def system_prompt(request: HttpRequest, session_id: str) -> Any:
+    """The frozen prompt (frozen now if it was not): identical until a refresh."""
+    session = session_for(request.auth, session_id)
+    session.freeze_system_prompt()
+    return _prompt(session)
+
+
+@router.post(S + "/system-prompt/refresh", response={200: PromptOut, **errors(404)})
+def refresh_system_prompt(request: HttpRequest, session_id: str) -> Any:
+    """Re-render the prompt from the blocks as they are now, and freeze that."""
+    session = session_for(request.auth, session_id)
+    session.refresh_system_prompt()
+    return _prompt(session)
+
+
+@router.get(S + "/system-prompt/status", response={200: PromptStatusOut, **errors(404)})
+def system_prompt_status(request: HttpRequest, session_id: str) -> Any:
+    """Whether a refresh would change the frozen prompt, and which blocks changed."""
+    return session_for(request.auth, session_id).system_prompt_status()

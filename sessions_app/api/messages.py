@@ -1,0 +1,129 @@
+"""Messages: appends (with branches and if_latest), batches, edits, deletes, and reads of
+paths, branches, the latest leaf and the whole tree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+from ninja.responses import Status
+
+from memory_core import Message, NotFound
+
+from ..access import session_for
+from .render import json_response
+from .schemas import (
+    AppendIn,
+    BatchIn,
+    HistoryOut,
+    LeafOut,
+    MessageIn,
+    MessageList,
+    MessageOut,
+    TreeOut,
+    UpdateIn,
+    errors,
+)
+from .schemas import Id as IdText
+
+router = Router(tags=["messages"])
+S = "/sessions/{aid:session_id}"
+M = S + "/messages/{aid:message_id}"
+
+
+def _input(message: MessageIn, message_id: str | None = None) -> dict[str, Any]:
+    data = message.model_dump(exclude_none=True)
+    if message_id is not None:
+        data["id"] = message_id
+    return data
+
+
+def _leaf_of(history: list[Message]) -> str | None:
+    """The stored leaf a path ends at; a summary overlay at the end names it."""
+    if not history:
+        return None
+    last = history[-1]
+    overlay = last.metadata.get("compaction") if last.id.startswith("compaction-") else None
+    return str(overlay["to_message_id"]) if isinstance(overlay, dict) else last.id
+
+
+@router.post(S + "/messages", response={201: MessageOut, **errors(404, 409, 413, 422)})
+def append_message(request: HttpRequest, session_id: str, body: AppendIn) -> Any:
+    """Append under parent_id, else under the latest leaf. The same id with the same
+    content is idempotent; with other content, 409."""
+    session = session_for(request.auth, session_id)
+    message = session.append_message(_input(body.message), parent_id=body.parent_id,
+                                     if_latest=body.if_latest)
+    return Status(201, message)
+
+
+@router.post(S + "/messages/batch", response={201: MessageList, **errors(404, 409, 413, 422)})
+def append_batch(request: HttpRequest, session_id: str, body: BatchIn) -> Any:
+    """Append messages in order, each the parent of the next; all or nothing."""
+    session = session_for(request.auth, session_id)
+    stored = session.append_messages([_input(m) for m in body.messages], parent_id=body.parent_id)
+    return Status(201, {"items": stored})
+
+
+@router.delete(S + "/messages", response={204: None, **errors(404)})
+def clear_messages(request: HttpRequest, session_id: str) -> Any:
+    """Remove every message, overlay and search row of the session."""
+    session_for(request.auth, session_id).clear_messages()
+    return Status(204, None)
+
+
+@router.get(M, response={200: MessageOut, **errors(404)})
+def get_message(request: HttpRequest, session_id: str, message_id: str) -> Any:
+    message = session_for(request.auth, session_id).get_message(message_id)
+    if message is None:
+        raise NotFound(f"message {message_id} not found in session {session_id}")
+    return message
+
+
+@router.put(M, response={200: MessageOut, **errors(404, 413, 422)})
+def update_message(request: HttpRequest, session_id: str, message_id: str, body: UpdateIn) -> Any:
+    """Replace a message's content in place; its parent and children stay."""
+    if body.message.id is not None and body.message.id != message_id:
+        return Status(422, {"detail": "message.id differs from the id in the URL",
+                            "code": "invalid"})
+    session = session_for(request.auth, session_id)
+    return session.update_message(_input(body.message, message_id))
+
+
+@router.delete(M, response={204: None, **errors(404)})
+def delete_message(request: HttpRequest, session_id: str, message_id: str) -> Any:
+    """Delete one message; its children move up to its parent."""
+    if not session_for(request.auth, session_id).delete_messages([message_id]):
+        raise NotFound(f"message {message_id} not found in session {session_id}")
+    return Status(204, None)
+
+
+@router.get(M + "/branches", response={200: MessageList, **errors(404)})
+def get_branches(request: HttpRequest, session_id: str, message_id: str) -> Any:
+    """The message's children, oldest first."""
+    return {"items": session_for(request.auth, session_id).get_branches(message_id)}
+
+
+@router.get(S + "/history", response={200: HistoryOut, **errors(404, 422)})
+def get_history(
+    request: HttpRequest, session_id: str, leaf_id: IdText | None = None, raw: bool = False,
+) -> Any:
+    """The path from the root to leaf_id (default: the latest leaf), oldest first, with
+    compaction overlays applied unless raw."""
+    history = session_for(request.auth, session_id).get_history(leaf_id, raw)
+    return json_response({"leaf_id": leaf_id or _leaf_of(history),
+                          "messages": [m.to_dict() for m in history]})
+
+
+@router.get(S + "/leaf", response={200: LeafOut, **errors(404)})
+def get_leaf(request: HttpRequest, session_id: str) -> Any:
+    """The latest leaf (null in an empty session): the parent of the next append."""
+    return {"message": session_for(request.auth, session_id).get_latest_leaf()}
+
+
+@router.get(S + "/tree", response={200: TreeOut, **errors(404)})
+def get_tree(request: HttpRequest, session_id: str) -> Any:
+    """Every message as {id, parent_id, role, preview, created_at, child_count}."""
+    rows = session_for(request.auth, session_id).get_tree()
+    return json_response({"items": [r.to_dict() for r in rows]})

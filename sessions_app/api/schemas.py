@@ -1,0 +1,416 @@
+"""Request and response shapes of SPEC §9, as pydantic models (through ninja).
+
+Inputs forbid unknown fields and are strict about types, so a typo or a wrong type is a
+422 naming the field rather than a silent default. Ids in inputs refuse NUL, which no
+database column can hold.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from ninja import Schema
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+)
+
+Role = Literal["user", "assistant", "system", "tool"]
+Kind = Literal["readonly", "writable", "skill", "search"]
+Scope = Literal["session", "agent"]
+
+NO_NUL = r"^[^\x00]*$"
+Id = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NO_NUL)]
+Name = Annotated[str, StringConstraints(max_length=200, pattern=NO_NUL)]
+Label = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")]
+Text = Annotated[str, StringConstraints(max_length=10_000_000)]
+Count = Annotated[int, Field(ge=0, lt=2**53)]
+RowId = Annotated[str, StringConstraints(min_length=1, max_length=36, pattern=NO_NUL)]
+Reason = Annotated[str, StringConstraints(max_length=100, pattern=NO_NUL)]
+
+
+class In(Schema):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ErrorOut(Schema):
+    detail: str
+    code: str
+
+
+class ConflictOut(ErrorOut):
+    current_leaf_id: str | None = Field(
+        None, description="With if_latest: the session's latest leaf now.")
+
+
+# ------------------------------------------------------------------ agents
+class BlockOptions(In):
+    description: Annotated[str, StringConstraints(max_length=1000, pattern=NO_NUL)] | None = None
+    max_tokens: Annotated[int, Field(gt=0, le=10_000_000)] | None = None
+    kind: Kind | None = Field(None, description="Default: writable.")
+    content: Annotated[str, StringConstraints(max_length=1_000_000, pattern=NO_NUL)] | None = None
+    scope: Scope | None = Field(None, description="Default: session.")
+    files: Annotated[str, StringConstraints(
+        max_length=200, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_-]*(/[A-Za-z0-9_][A-Za-z0-9_-]*)*$",
+    )] | None = Field(None, description="A skill block's folder in the skills storage.")
+
+
+class BlockTemplate(BlockOptions):
+    """A block every new session of the agent starts with (SPEC §4, §9)."""
+
+    label: Label
+
+
+class BlockTemplateOut(Schema):
+    label: str
+    description: str | None = None
+    max_tokens: int | None = None
+    kind: Kind | None = None
+    content: str | None = None
+    scope: Scope | None = None
+    files: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_set(self, handler: Any) -> dict[str, Any]:
+        # Templates read back as they were stored: options not given are left out.
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class AgentIn(In):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NO_NUL)]
+    context: list[BlockTemplate] = Field(default_factory=list, max_length=100)
+
+
+class AgentPatch(In):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NO_NUL)] | None = None
+    context: list[BlockTemplate] | None = Field(
+        None, max_length=100, description="Replaces the templates; existing sessions keep "
+        "the blocks they started with.")
+
+
+class AgentOut(Schema):
+    id: str
+    name: str
+    context: list[BlockTemplateOut]
+    created_at: datetime
+    updated_at: datetime
+
+
+class AgentList(Schema):
+    items: list[AgentOut]
+    next_cursor: str | None
+
+
+# ----------------------------------------------------------------- sessions
+class SessionIn(In):
+    name: Name | None = None
+    parent_session_id: RowId | None = None
+    model: Name | None = None
+    source: Name | None = None
+
+
+class SessionPatch(In):
+    name: Name | None = None
+    end_reason: Reason | None = Field(None, description="Ends the session; null reopens it.")
+
+
+class SessionOut(Schema):
+    id: str
+    agent_id: str
+    name: str
+    parent_session_id: str | None
+    model: str | None
+    source: str | None
+    input_tokens: int
+    output_tokens: int
+    estimated_cost: float
+    end_reason: str | None
+    message_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionList(Schema):
+    items: list[SessionOut]
+    next_cursor: str | None
+
+
+class ForkIn(In):
+    message_id: Id
+    name: Name | None = None
+
+
+class UsageIn(In):
+    input_tokens: Count = 0
+    output_tokens: Count = 0
+    cost: Annotated[float, Field(ge=0, lt=1e12, allow_inf_nan=False)] = 0.0
+
+
+class CompactAndSplitIn(In):
+    summary: Text | None = Field(None, description="Default: the configured summariser writes it.")
+    name: Name | None = None
+
+
+class CompactionIn(In):
+    summary: Annotated[str, StringConstraints(min_length=1, max_length=1_000_000)]
+    from_message_id: Id
+    to_message_id: Id
+
+
+class CompactionOut(Schema):
+    id: str
+    summary: str
+    from_message_id: str
+    to_message_id: str
+    created_at: datetime
+
+
+class CompactionList(Schema):
+    items: list[CompactionOut]
+
+
+class CompactOut(Schema):
+    compaction: CompactionOut | None = Field(
+        description="The new overlay, or null when compacting would not shrink the history.")
+
+
+# ----------------------------------------------------------------- messages
+Part = dict[str, Any]
+
+
+class MessageIn(In):
+    id: Id | None = Field(None, description="Optional; Arbor makes one when absent.")
+    role: Role
+    parts: list[Part] = Field(max_length=10_000, description=(
+        "AI SDK UIMessage parts: {type: 'text', text}, {type: 'reasoning', text}, tool "
+        "parts; unknown types are stored unchanged."))
+    metadata: dict[str, Any] | None = None
+
+    @field_validator("parts")
+    @classmethod
+    def _typed_parts(cls, parts: list[Part]) -> list[Part]:
+        for i, part in enumerate(parts):
+            if not isinstance(part.get("type"), str):
+                raise ValueError(f"parts[{i}] needs a string 'type'")
+        return parts
+
+
+class AppendIn(In):
+    message: MessageIn
+    parent_id: Id | None = Field(None, description="Default: the latest leaf. A parent that "
+                                 "has children makes a branch.")
+    if_latest: Id | None = Field(None, description="Refuse (409) unless this message is still "
+                                 "the latest leaf.")
+
+
+class BatchIn(In):
+    messages: list[MessageIn] = Field(min_length=1, max_length=1000)
+    parent_id: Id | None = None
+
+
+class UpdateIn(In):
+    message: MessageIn
+
+
+class MessageOut(Schema):
+    id: str
+    parent_id: str | None
+    role: Role
+    parts: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    created_at: datetime
+
+
+class MessageList(Schema):
+    items: list[MessageOut]
+
+
+class HistoryOut(Schema):
+    leaf_id: str | None
+    messages: list[MessageOut]
+
+
+class LeafOut(Schema):
+    message: MessageOut | None
+
+
+class TreeRowOut(Schema):
+    id: str
+    parent_id: str | None
+    role: Role
+    preview: str
+    created_at: datetime
+    child_count: int
+
+
+class TreeOut(Schema):
+    items: list[TreeRowOut]
+
+
+# ------------------------------------------------------------------- search
+class SearchHitOut(Schema):
+    id: str
+    session_id: str
+    role: Role
+    content: str
+    created_at: datetime
+    rank: int
+    score: float
+
+
+class SearchOut(Schema):
+    items: list[SearchHitOut]
+
+
+# ------------------------------------------------------------------ context
+class ContextBlockOut(Schema):
+    label: str
+    description: str | None
+    content: str
+    tokens: int
+    max_tokens: int | None
+    writable: bool
+    is_skill: bool
+    is_searchable: bool
+
+
+class ContextList(Schema):
+    items: list[ContextBlockOut]
+
+
+class ContentIn(In):
+    content: Text
+
+
+class EntryIn(In):
+    content: Text
+    description: Annotated[str, StringConstraints(max_length=1000)] | None = None
+
+
+class EntryOut(Schema):
+    label: str
+    key: str
+    content: str
+    description: str | None
+
+
+class PromptOut(Schema):
+    prompt: str
+    frozen_at: datetime | None
+
+
+class PromptStatusOut(Schema):
+    frozen: bool
+    frozen_at: datetime | None
+    up_to_date: bool
+    changed_blocks: list[str]
+
+
+# -------------------------------------------------------------------- tools
+class ToolList(Schema):
+    items: list[dict[str, Any]]
+
+
+class ToolCallIn(In):
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallOut(Schema):
+    result: str
+    is_error: bool
+
+
+# --------------------------------------------------------------------- chat
+class ChatIn(In):
+    content: Annotated[str, StringConstraints(min_length=1, max_length=1_000_000)]
+    parent_id: Id | None = None
+    stream: bool = Field(False, description="Answer text/event-stream: text_delta, "
+                         "tool_call, tool_result events, then done with the stored message.")
+
+
+def errors(*statuses: int) -> dict[int, type[ErrorOut]]:
+    """Error responses of an operation, for the OpenAPI document (401 always)."""
+    out: dict[int, type[ErrorOut]] = {401: ErrorOut}
+    for status in statuses:
+        out[status] = ConflictOut if status == 409 else ErrorOut
+    return out
+
+
+# ------------------------------------------------------------ export/import
+def _utc(value: datetime) -> datetime:
+    # Postgres refuses offsets past ±15:59; every stored time is UTC anyway.
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("datetime is out of range") from None
+
+
+Stamp = Annotated[datetime, AfterValidator(_utc)]
+
+
+class Doc(Schema):
+    # Lax about types (timestamps arrive as text), strict about unknown fields.
+    model_config = ConfigDict(extra="forbid")
+
+
+class DocSession(Doc):
+    id: RowId
+    name: Name = ""
+    parent_session_id: RowId | None = None
+    model: Name | None = None
+    source: Name | None = None
+    input_tokens: Count = 0
+    output_tokens: Count = 0
+    estimated_cost: Annotated[float, Field(ge=0, lt=1e12, allow_inf_nan=False)] = 0.0
+    end_reason: Reason | None = None
+    created_at: Stamp
+    updated_at: Stamp
+
+
+class DocMessage(Doc):
+    id: Id
+    parent_id: Id | None = None
+    role: Role
+    parts: list[dict[str, Any]]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: Stamp
+
+
+class DocCompaction(Doc):
+    id: RowId
+    summary: Annotated[str, StringConstraints(min_length=1)]
+    from_message_id: Id
+    to_message_id: Id
+    created_at: Stamp
+
+
+class DocEntry(Doc):
+    key: Id
+    content: str
+    description: str = ""
+
+
+class DocBlock(Doc):
+    label: Label
+    spec: BlockOptions
+    removed: bool = False
+    content: str | None = Field(None, description="A session-scoped writable block's text.")
+    entries: list[DocEntry] = Field(default_factory=list, description="A session-scoped "
+                                    "skill or search block's entries.")
+
+
+class SessionDocument(Doc):
+    """A whole session: registry row, message tree (parents before children),
+    compaction overlays and session-scoped blocks with their contents."""
+
+    format: Literal["arbor.session"] = "arbor.session"
+    version: Literal[1] = 1
+    session: DocSession
+    messages: list[DocMessage] = Field(default_factory=list)
+    compactions: list[DocCompaction] = Field(default_factory=list)
+    blocks: list[DocBlock] = Field(default_factory=list)

@@ -1,0 +1,84 @@
+"""API keys: making them, hashing them, and the bearer check the JSON API runs first.
+
+A key is `arb_` plus 43 random URL-safe characters (256 bits), so a plain SHA-256 of it
+is enough to store: there is nothing to brute-force that a slow hash would protect.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja.security import HttpBearer
+
+from . import models
+
+KEY_PREFIX = "arb_"
+VISIBLE_CHARS = 12  # "arb_" and 8 random characters, shown in lists and the admin
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the key's owner, and the one agent the key is limited to, if any."""
+
+    user_id: int
+    agent_id: str | None = None
+    key_id: int | None = None
+
+    def may_use(self, agent_id: str) -> bool:
+        return self.agent_id is None or self.agent_id == agent_id
+
+
+def hash_key(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def create_key(
+    user: Any, *, agent: models.Agent | None = None, name: str = ""
+) -> tuple[models.ApiKey, str]:
+    """A new key for `user` (optionally limited to one of their agents): (row, raw key).
+
+    The raw key exists only in the return value; store it now, it cannot be shown again.
+    """
+    if agent is not None and agent.owner_id != user.pk:
+        raise ValueError("an API key can only be limited to an agent of its own user")
+    raw = KEY_PREFIX + secrets.token_urlsafe(32)
+    row = models.ApiKey.objects.create(
+        user=user, agent=agent, name=name, prefix=raw[:VISIBLE_CHARS], key_hash=hash_key(raw)
+    )
+    return row, raw
+
+
+def revoke(key: models.ApiKey) -> None:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+
+
+def principal_for_key(raw: str) -> Principal | None:
+    """The principal of a live key (not revoked, active user), in one query."""
+    if not raw or len(raw) > 200:
+        return None
+    row = (
+        models.ApiKey.objects.filter(
+            key_hash=hash_key(raw), revoked_at__isnull=True, user__is_active=True
+        )
+        .values_list("id", "user_id", "agent_id")
+        .first()
+    )
+    if row is None:
+        return None
+    return Principal(user_id=row[1], agent_id=row[2], key_id=row[0])
+
+
+class ApiKeyAuth(HttpBearer):
+    """`Authorization: Bearer <key>`; request.auth becomes a Principal."""
+
+    openapi_description = "An Arbor API key, made by `manage.py create_api_key` or the admin."
+
+    def authenticate(self, request: HttpRequest, token: str) -> Principal | None:
+        return principal_for_key(token.strip())
