@@ -81,6 +81,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     # Persistent connections are per thread; SQLite opens cheaply.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and os.environ.get(
+    "ARBOR_PG_PREPARED", "1"
+) == "1":
+    # Server-side binding lets psycopg prepare the hot statements (append, path) after a
+    # few uses instead of re-planning them every call. Set ARBOR_PG_PREPARED=0 behind
+    # PgBouncer < 1.21 in transaction mode, which cannot keep prepared statements.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"server_side_binding": True, "prepare_threshold": 5}
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

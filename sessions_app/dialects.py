@@ -71,6 +71,10 @@ class Sqlite:
     vendor = "sqlite"
 
     @staticmethod
+    def fast_reads(cur: Any) -> None:
+        return None
+
+    @staticmethod
     def to_datetime(value: Any) -> datetime:
         if isinstance(value, datetime):
             return value if value.tzinfo else value.replace(tzinfo=UTC)
@@ -183,11 +187,11 @@ def _pg_search_entries(
     quoted = _tsquery_terms(terms)
     cur.execute(
         """
-        WITH stats AS (
+        WITH stats AS MATERIALIZED (
             SELECT greatest(count(*), 1)::float8 AS n,
                    greatest(avg(search_len + 1), 1)::float8 AS avgdl FROM arbor_entry
         ),
-        weights AS (
+        weights AS MATERIALIZED (
             SELECT t.term, greatest(ln((stats.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
             FROM unnest(%s::text[], %s::tsquery[]) AS t(term, q)
             CROSS JOIN stats
@@ -216,6 +220,14 @@ def _pg_search_entries(
 
 class Postgres:
     vendor = "postgresql"
+
+    @staticmethod
+    def fast_reads(cur: Any) -> None:
+        """Parse timestamptz with psycopg's C loader on this cursor: Django's Python loader
+        costs ~3 µs a row, a third of a 10,000-message path read. (Per cursor only:
+        Django's connection setup expects its own loader class.)"""
+        raw = getattr(cur, "cursor", cur)
+        raw.adapters.register_loader("timestamptz", _TimestamptzLoader)
 
     @staticmethod
     def to_datetime(value: Any) -> datetime:
@@ -268,21 +280,22 @@ class Postgres:
         any_query = f"'{scope}' & ({' | '.join(quoted)})"
         # BM25 as FTS5 computes it: corpus size, mean length and document frequencies
         # over the whole index; the frequencies come from the GIN index, term by term.
+        # MATERIALIZED: inlined, the per-term counts would rerun for every matching row.
         cur.execute(
             f"""
-            WITH stats AS (
+            WITH stats AS MATERIALIZED (
                 SELECT greatest(sum(message_count), 1)::float8 AS n,
                        (sum(search_tokens) + {SCOPE_TOKENS} * sum(message_count))::float8
                          / greatest(sum(message_count), 1) AS avgdl
                 FROM arbor_session
             ),
-            terms AS (
+            terms AS MATERIALIZED (
                 SELECT t.term,
                        (SELECT count(*) FROM arbor_message x
                         WHERE x.search_vector @@ t.q) AS df
                 FROM unnest(%s::text[], %s::tsquery[]) AS t(term, q)
             ),
-            weights AS (
+            weights AS MATERIALIZED (
                 SELECT term, greatest(ln((stats.n - df + 0.5) / (df + 0.5)), 1e-6) AS idf
                 FROM terms, stats
             )
@@ -306,6 +319,11 @@ class Postgres:
         )
         return list(cur.fetchall())
 
+
+try:
+    from psycopg.types.datetime import TimestamptzLoader as _TimestamptzLoader
+except ImportError:  # pragma: no cover - psycopg is installed with the project
+    _TimestamptzLoader = None  # type: ignore[assignment,misc]
 
 DIALECTS: dict[str, type[Sqlite] | type[Postgres]] = {"sqlite": Sqlite, "postgresql": Postgres}
 

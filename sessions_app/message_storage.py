@@ -364,11 +364,13 @@ class OrmMessages:
 
     def get_message(self, session_id: str, message_id: str) -> Message | None:
         with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
             found = self._find(cur, session_id, [message_id])
         return found[message_id][1] if message_id in found else None
 
     def latest_leaf(self, session_id: str) -> Message | None:
         with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
             cur.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM arbor_message WHERE seq = ({_LATEST_LEAF})",
                 [session_id],
@@ -378,6 +380,7 @@ class OrmMessages:
 
     def children(self, session_id: str, message_id: str) -> list[Message]:
         with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
             cur.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM arbor_message WHERE parent_seq = "
                 f"(SELECT seq FROM arbor_message WHERE session_id = %s AND message_id = %s) "
@@ -396,6 +399,7 @@ class OrmMessages:
         loads = orjson.loads
         new = tuple.__new__
         with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
             if leaf_id is None:
                 cur.execute(_PATH_TO_LATEST, [session_id])
             else:
@@ -439,6 +443,7 @@ class OrmMessages:
     def tree(self, session_id: str) -> list[TreeRow]:
         to_dt = dialects.current().to_datetime
         with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
             cur.execute(
                 "SELECT message_id, parent_message_id, role, text, created_at "
                 "FROM arbor_message WHERE session_id = %s ORDER BY seq",
@@ -528,6 +533,7 @@ class OrmMessages:
             else dialects.agent_token(agent_id)
         )
         with connection.cursor() as cur:
+            d.fast_reads(cur)
             rows = d.search(cur, scope=scope, terms=terms, limit=limit)
         return [
             SearchHit(

@@ -1,0 +1,1 @@
+"""Arbor's benchmarks (SPEC §14): `python -m benchmarks`, or `make bench`."""

@@ -1,0 +1,56 @@
+"""`python -m benchmarks [--quick] [--json]`: Arbor beside a raw-driver baseline (SPEC §14).
+
+Runs on a throwaway database: a temporary SQLite file, or `arbor_bench` on the
+PostgreSQL server that DATABASE_URL names. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+
+from . import database
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument(
+        "--json", action="store_true", help="print {name: {arbor, baseline, ratio, unit}}"
+    )
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    with database.throwaway() as vendor:
+        from . import report, runner
+
+        sizes = runner.QUICK if args.quick else runner.FULL
+        results, problems = runner.run(sizes)
+        version = _version(vendor)
+    if args.json:
+        print(report.dumps(results))
+    else:
+        title = (f"Arbor vs raw {'sqlite3' if vendor == 'sqlite' else 'psycopg'} on {version}"
+                 f"{' (--quick)' if args.quick else ''}; python {platform.python_version()}, "
+                 f"{time.perf_counter() - started:.0f}s")
+        print(report.table(results, title=title))
+        misses = [r.key for r in results if r.ok is False]
+        print(f"\n{len(misses)} target(s) missed{': ' + ', '.join(misses) if misses else ''}")
+    for problem in problems:
+        print(f"PROBLEM: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _version(vendor: str) -> str:
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute("SELECT sqlite_version()" if vendor == "sqlite" else "SHOW server_version")
+        number = cur.fetchone()[0]
+    return f"{'SQLite' if vendor == 'sqlite' else 'PostgreSQL'} {number}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

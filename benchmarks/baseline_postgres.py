@@ -1,0 +1,237 @@
+"""Raw psycopg baseline: Arbor's PostgreSQL statements, written by hand.
+
+The baseline's tables live in a schema of their own in the same database, made with
+`CREATE TABLE ... (LIKE <arbor table> INCLUDING ALL)` (columns, defaults, identity,
+indexes including the GIN index) plus the foreign keys between them; the connection's
+search_path points at it, so the statements are textually Arbor's. The connection
+uses psycopg's defaults (server-side binding, statements prepared after 5 uses).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import psycopg
+
+from .baseline import Traced, agent_token, prepare, session_token
+
+_TABLES = ("arbor_session", "arbor_message", "arbor_compaction", "arbor_skill_state")
+_SCOPE_TOKENS = 2
+_MAX_POSITIONS = 256
+
+_LATEST_LEAF = """
+    SELECT m.seq FROM arbor_message m
+    WHERE m.session_id = %s
+      AND NOT EXISTS (SELECT 1 FROM arbor_message c WHERE c.parent_seq = m.seq)
+    ORDER BY m.seq DESC LIMIT 1"""
+_LOCK = (
+    "UPDATE arbor_session SET updated_at = %s, message_count = message_count + %s, "
+    "search_tokens = search_tokens + %s WHERE id = %s RETURNING agent_id"
+)
+_LEAF = f"SELECT seq, message_id FROM arbor_message WHERE seq = ({_LATEST_LEAF})"
+_INSERT = (
+    "INSERT INTO arbor_message (session_id, message_id, parent_seq, parent_message_id, "
+    "role, parts, metadata, text, search_len, created_at, search_vector) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq"
+)
+
+
+def _path_sql(anchor: str) -> str:
+    return f"""
+    WITH RECURSIVE path(seq, parent_seq, depth) AS (
+        SELECT seq, parent_seq, 0 FROM arbor_message WHERE {anchor}
+        UNION ALL
+        SELECT m.seq, m.parent_seq, p.depth + 1
+        FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
+    )
+    SELECT m.message_id, m.parent_message_id, m.role, m.parts, m.metadata, m.created_at,
+           m.text, p.depth
+    FROM path p JOIN arbor_message m ON m.seq = p.seq
+    ORDER BY p.depth DESC"""
+
+
+_PATH_TO_ID = _path_sql("session_id = %s AND message_id = %s")
+_PATH_TO_LATEST = _path_sql(f"seq = ({_LATEST_LEAF})")
+# Compaction overlays and unloaded skills of the session, read with every path.
+_VIEWS = """SELECT 'c', overlay_id, summary, from_message_id, to_message_id, created_at, seq
+               FROM arbor_compaction WHERE session_id = %s
+               UNION ALL
+               SELECT 's', label, key, NULL, NULL, unloaded_at, id
+               FROM arbor_skill_state WHERE session_id = %s AND unloaded_at IS NOT NULL
+               ORDER BY 1, 6, 7"""
+_SEARCH = f"""
+    WITH stats AS MATERIALIZED (
+        SELECT greatest(sum(message_count), 1)::float8 AS n,
+               (sum(search_tokens) + {_SCOPE_TOKENS} * sum(message_count))::float8
+                 / greatest(sum(message_count), 1) AS avgdl
+        FROM arbor_session
+    ),
+    terms AS MATERIALIZED (
+        SELECT t.term,
+               (SELECT count(*) FROM arbor_message x
+                WHERE x.search_vector @@ t.q) AS df
+        FROM unnest(%s::text[], %s::tsquery[]) AS t(term, q)
+    ),
+    weights AS MATERIALIZED (
+        SELECT term, greatest(ln((stats.n - df + 0.5) / (df + 0.5)), 1e-6) AS idf
+        FROM terms, stats
+    )
+    SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, s.score
+    FROM arbor_message m
+    CROSS JOIN stats
+    CROSS JOIN LATERAL (
+        SELECT sum(w.idf * (u.tf * 2.2)
+                   / (u.tf + 1.2 * (0.25 + 0.75 * (m.search_len + {_SCOPE_TOKENS})
+                                            / stats.avgdl))) AS score,
+               count(*) AS matched
+        FROM (SELECT lexeme, array_length(positions, 1)::float8 AS tf
+              FROM unnest(m.search_vector)) u
+        JOIN weights w ON w.term = u.lexeme
+    ) s
+    WHERE m.search_vector @@ %s::tsquery
+    ORDER BY (s.matched = %s) DESC, s.score DESC, m.seq DESC
+    LIMIT %s"""
+
+
+def _tsvector(tokens: list[str], session_id: str, agent_id: str) -> str:
+    counts = Counter(tokens)
+    counts[session_token(session_id)] = 1
+    counts[agent_token(agent_id)] = 1
+    items = []
+    for lexeme, count in counts.items():
+        quoted = lexeme.replace("\\", "\\\\").replace("'", "''")
+        positions = ",".join(str(i) for i in range(1, min(count, _MAX_POSITIONS) + 1))
+        items.append(f"'{quoted}':{positions}")
+    return " ".join(items)
+
+
+def _quote(term: str) -> str:
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+class RawPostgres(Traced):
+    vendor = "postgresql"
+
+    def __init__(self, conninfo: dict[str, Any], schema: str) -> None:
+        self.schema = schema
+        self.conninfo = conninfo
+        # Autocommit like Django's connection: reads send no BEGIN/COMMIT, writes do.
+        self.conn = psycopg.connect(
+            **conninfo, autocommit=True, options=f"-c search_path={schema}"
+        )
+
+    @classmethod
+    def beside(cls, connection: Any) -> RawPostgres:
+        s = connection.settings_dict
+        conninfo = {k: v for k, v in {
+            "dbname": s["NAME"], "user": s["USER"], "password": s["PASSWORD"],
+            "host": s["HOST"], "port": s["PORT"],
+        }.items() if v}
+        schema = f"arbor_raw_{os.getpid()}"
+        with psycopg.connect(**conninfo, autocommit=True) as admin:
+            source = admin.execute(
+                "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.oid = 'arbor_message'::regclass"
+            ).fetchone()[0]
+            keys = admin.execute(
+                "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+                "FROM pg_constraint WHERE contype = 'f' "
+                "AND conrelid = ANY(%s::regclass[]) AND confrelid = ANY(%s::regclass[])",
+                [list(_TABLES), list(_TABLES)],
+            ).fetchall()
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            admin.execute(f"CREATE SCHEMA {schema}")
+            for table in _TABLES:
+                admin.execute(
+                    f"CREATE TABLE {schema}.{table} (LIKE {source}.{table} INCLUDING ALL)"
+                )
+            admin.execute(f"SET search_path = {schema}")
+            for table, name, definition in keys:
+                admin.execute(f"ALTER TABLE {table} ADD CONSTRAINT {name} {definition}")
+        return cls(conninfo, schema)
+
+    def create_session(self, row: dict[str, Any]) -> None:
+        self.conn.execute(
+            f"INSERT INTO arbor_session ({', '.join(row)}) "
+            f"VALUES ({', '.join(['%s'] * len(row))})",
+            list(row.values()),
+        )
+
+    def _insert(
+        self, cur: psycopg.Cursor[Any], session_id: str, agent_id: str,
+        parent: tuple[int, str] | None, prepared: tuple[Any, ...],
+    ) -> int:
+        mid, role, parts, metadata, text, tokens, created = prepared
+        cur.execute(_INSERT, (
+            session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
+            role, parts, metadata, text, len(tokens), created,
+            _tsvector(tokens, session_id, agent_id),
+        ))
+        return int(cur.fetchone()[0])
+
+    def append(self, session_id: str, message: dict[str, Any]) -> str:
+        prepared = prepare(message)
+        with self.conn.transaction(), self._cursor() as cur:
+            cur.execute(_LOCK, (datetime.now(UTC), 1, len(prepared[5]), session_id))
+            agent_id = cur.fetchone()[0]
+            cur.execute(_LEAF, (session_id,))
+            self._insert(cur, session_id, agent_id, cur.fetchone(), prepared)
+        return prepared[0]
+
+    def append_chain(
+        self, session_id: str, messages: list[dict[str, Any]], parent_id: str | None = None
+    ) -> list[str]:
+        with self.conn.transaction(), self._cursor() as cur:
+            cur.execute(_LOCK, (datetime.now(UTC), 0, 0, session_id))
+            agent_id = cur.fetchone()[0]
+            if parent_id is None:  # like Arbor: under the latest leaf
+                cur.execute(_LEAF, (session_id,))
+            else:
+                cur.execute(
+                    "SELECT seq, message_id FROM arbor_message "
+                    "WHERE session_id = %s AND message_id = %s",
+                    (session_id, parent_id),
+                )
+            parent = cur.fetchone()
+            ids, total = [], 0
+            for message in messages:
+                prepared = prepare(message)
+                seq = self._insert(cur, session_id, agent_id, parent, prepared)
+                parent, total = (seq, prepared[0]), total + len(prepared[5])
+                ids.append(prepared[0])
+            cur.execute(
+                "UPDATE arbor_session SET message_count = message_count + %s, "
+                "search_tokens = search_tokens + %s WHERE id = %s",
+                (len(ids), total, session_id),
+            )
+        return ids
+
+    def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:
+        loads = orjson.loads
+        with self._cursor() as cur:
+            if leaf_id is None:
+                cur.execute(_PATH_TO_LATEST, (session_id,))
+            else:
+                cur.execute(_PATH_TO_ID, (session_id, leaf_id))
+            path = [
+                (r[0], r[1], r[2], loads(r[3]), loads(r[4]), r[5], r[6]) for r in cur.fetchall()
+            ]
+            cur.execute(_VIEWS, (session_id, session_id))
+            cur.fetchall()
+        return path
+
+    def search(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+        quoted = [_quote(t) for t in terms]
+        any_query = f"'{scope}' & ({' | '.join(quoted)})"
+        with self._cursor() as cur:
+            cur.execute(_SEARCH, (list(terms), quoted, any_query, len(terms), limit))
+            return cur.fetchall()
+
+    def close(self) -> None:
+        self.conn.close()
+        with psycopg.connect(**self.conninfo, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")

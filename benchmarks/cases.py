@@ -1,0 +1,262 @@
+"""The timed benchmarks: append, get_history, branch reads, search.
+
+Each builds the same data in Arbor (through its public Python API) and in the raw
+baseline (same session ids, same messages, same insertion order), then times the
+two alternately so both see the same machine noise.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memory_core import Session, SessionManager
+from memory_core.search import query_terms
+
+from .baseline import Baseline, agent_token, session_token
+from .corpus import Corpus
+from .report import Result, Target
+
+LOAD_BATCH = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class Sizes:
+    appends: int = 10_000  # also the get_history path length
+    sessions: int = 100
+    per_session: int = 1_000  # search corpus: sessions * per_session messages
+    branch_path: int = 1_000
+    branches: int = 100
+    branch_len: int = 5
+    memory_lengths: tuple[int, ...] = (1_000, 5_000, 10_000, 20_000)
+    flat_path: int = 100
+    queries: int = 20
+    rounds: int = 7
+    budget: float = 60.0  # seconds of timed queries per search benchmark
+
+
+@dataclass
+class Bench:
+    """One run: the engine, the raw baseline, the corpus, and what went wrong."""
+
+    sizes: Sizes
+    manager: SessionManager
+    raw: Baseline
+    corpus: Corpus = field(default_factory=Corpus)
+    problems: list[str] = field(default_factory=list)
+
+    def pair(self, name: str, manager: SessionManager | None = None) -> tuple[Session, str]:
+        """A new Arbor session and a raw session with the same id and agent."""
+        manager = manager or self.manager
+        info = manager.create(name)
+        with connection.cursor() as cur:  # the registry row as Arbor wrote it, whatever its columns
+            cur.execute("SELECT * FROM arbor_session WHERE id = %s", [info.id])
+            row = dict(zip([c[0] for c in cur.description], cur.fetchone(), strict=True))
+        self.raw.create_session(row)
+        return manager.get_session(info.id), info.id
+
+    def load(
+        self, session: Session, messages: list[dict[str, Any]],
+        parent: tuple[str, str] | None = None,
+    ) -> tuple[list[str], list[str]]:
+        """Append a chain to both sides in batches; returns (arbor ids, raw ids)."""
+        arbor_ids: list[str] = []
+        raw_ids: list[str] = []
+        a_parent, r_parent = parent if parent else (None, None)
+        for start in range(0, len(messages), LOAD_BATCH):
+            batch = messages[start : start + LOAD_BATCH]
+            arbor_ids += [m.id for m in session.append_messages(batch, a_parent)]
+            raw_ids += self.raw.append_chain(session.id, batch, r_parent)
+            a_parent, r_parent = arbor_ids[-1], raw_ids[-1]
+        return arbor_ids, raw_ids
+
+    def check(self, ok: bool, problem: str) -> None:
+        if not ok:
+            self.problems.append(problem)
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    """Seconds for one call, with the garbage of earlier calls collected first."""
+    gc.collect()
+    start = time.perf_counter()
+    result = fn()
+    elapsed = time.perf_counter() - start
+    del result
+    return elapsed
+
+
+def alternate(arbor: Callable[[], Any], raw: Callable[[], Any], rounds: int) -> tuple[float, float]:
+    """Median seconds of each over `rounds` alternating runs, after one warm-up each."""
+    arbor()
+    raw()
+    a_times, r_times = [], []
+    for _ in range(rounds):
+        a_times.append(timed(arbor))
+        r_times.append(timed(raw))
+    return statistics.median(a_times), statistics.median(r_times)
+
+
+def append(b: Bench) -> tuple[list[Result], tuple[Session, str]]:
+    """Auto-parented appends to one session, per message."""
+    n = b.sizes.appends
+    session, sid = b.pair("append")
+    messages = b.corpus.conversation(n)
+    a_ms: list[float] = []
+    r_ms: list[float] = []
+    clock = time.perf_counter
+    for start in range(0, n, 100):
+        block = messages[start : start + 100]
+        for m in block:
+            t = clock()
+            session.append_message(m)
+            a_ms.append((clock() - t) * 1e3)
+        for m in block:
+            t = clock()
+            b.raw.append(sid, m)
+            r_ms.append((clock() - t) * 1e3)
+    two = Target(2.0)
+    return [
+        Result("append_p50", f"append p50 ({n:,} to one session)", statistics.median(a_ms),
+               statistics.median(r_ms), "ms/msg", two),
+        Result("append_mean", f"append mean ({n:,} to one session)", statistics.fmean(a_ms),
+               statistics.fmean(r_ms), "ms/msg", two),
+    ], (session, sid)
+
+
+def history(b: Bench, session: Session, sid: str) -> list[Result]:
+    """The default path (to the latest leaf) of the append session."""
+    n = b.sizes.appends
+    with CaptureQueriesContext(connection) as queries:
+        got = session.get_history()
+    short = min(10, n)
+    with CaptureQueriesContext(connection) as short_queries:
+        session.get_history(got[short - 1].id)
+    counts = len(queries.captured_queries), len(short_queries.captured_queries)
+    b.check(counts[0] == counts[1], f"get_history ran {counts[0]} queries for {n:,} messages "
+                                    f"but {counts[1]} for {short}: not constant")
+    with b.raw.recording() as raw_queries:
+        raw = b.raw.path(sid)
+    b.check(len(got) == len(raw) == n,
+            f"get_history returned {len(got)} messages, raw {len(raw)}, expected {n}")
+    b.check([m.text for m in got] == [r[6] for r in raw], "get_history texts differ from raw")
+    del got, raw
+    a, r = alternate(session.get_history, lambda: b.raw.path(sid), b.sizes.rounds)
+    return [
+        Result("get_history", f"get_history ({n:,}-msg path)", a * 1e3, r * 1e3, "ms", Target(1.5)),
+        Result("get_history_queries", f"get_history queries ({short}- and {n:,}-msg paths)",
+               max(counts), len(raw_queries), "queries", Target(2, of_ratio=False, exact=True)),
+    ]
+
+
+def branches(b: Bench) -> list[Result]:
+    """Branches off one long path; each branch's history read by its leaf id."""
+    s = b.sizes
+    session, sid = b.pair("branches")
+    trunk_a, trunk_r = b.load(session, b.corpus.conversation(s.branch_path))
+    step = max(s.branch_path // s.branches, 1)
+    leaves = []
+    for i in range(s.branches):
+        at = min(i * step + step // 2, s.branch_path - 1)
+        branch = b.corpus.conversation(s.branch_len)
+        ids_a, ids_r = b.load(session, branch, (trunk_a[at], trunk_r[at]))
+        leaves.append((ids_a[-1], ids_r[-1], at + 1 + s.branch_len))
+    for leaf_a, leaf_r, length in leaves[:3]:
+        got, raw = session.get_history(leaf_a), b.raw.path(sid, leaf_r)
+        b.check(len(got) == len(raw) == length, f"branch read: {len(got)}/{len(raw)} != {length}")
+
+    def read_arbor() -> None:
+        for leaf, _, _ in leaves:
+            session.get_history(leaf)
+
+    def read_raw() -> None:
+        for _, leaf, _ in leaves:
+            b.raw.path(sid, leaf)
+
+    a, r = alternate(read_arbor, read_raw, b.sizes.rounds)
+    per = len(leaves)
+    return [Result("branch_read", f"branch read ({s.branches} branches off {s.branch_path:,})",
+                   a / per * 1e3, r / per * 1e3, "ms/read", Target(1.5))]
+
+
+def _per_query(
+    b: Bench, work: list[tuple[str, list[str], Session]],
+    arbor: Callable[[str, Session], list[Any]],
+    raw: Callable[[list[str], Session], list[tuple[Any, ...]]],
+    what: str,
+) -> tuple[float, float, int]:
+    """Mean over questions of each question's median time, (arbor, raw, questions timed).
+
+    Questions alternate between the two sides; the first pass also checks that both
+    return the same hits. Stops early (after at least one question) once the budget
+    is spent, so a pathological query plan cannot stall the run.
+    """
+    a_times: list[list[float]] = [[] for _ in work]
+    r_times: list[list[float]] = [[] for _ in work]
+    deadline = time.perf_counter() + b.sizes.budget
+    clock = time.perf_counter
+    steps = ((round_, i) for round_ in range(b.sizes.rounds) for i in range(len(work)))
+    for round_, i in steps:
+        if clock() > deadline and a_times[0]:
+            break
+        if i == 0:
+            gc.collect()
+        question, terms, session = work[i]
+        if round_ % 2:  # who goes first alternates, so neither always meets cold caches
+            t = clock()
+            rows = raw(terms, session)
+            r_times[i].append(clock() - t)
+        t = clock()
+        hits = arbor(question, session)
+        a_times[i].append(clock() - t)
+        if not round_ % 2:
+            t = clock()
+            rows = raw(terms, session)
+            r_times[i].append(clock() - t)
+        if round_ == 0:
+            mine, theirs = [h.content for h in hits], [r[3] for r in rows]
+            b.check(mine == theirs, f"{what} for {question!r} differs from raw")
+            b.check(bool(mine), f"{what} for {question!r} found nothing")
+    timed_ = [i for i, t in enumerate(a_times) if t]
+    a = statistics.fmean(statistics.median(a_times[i]) for i in timed_)
+    r = statistics.fmean(statistics.median(r_times[i]) for i in timed_)
+    return a, r, len(timed_)
+
+
+def search(b: Bench, manager: SessionManager) -> list[Result]:
+    """Natural-language questions over sessions * per_session messages of one agent."""
+    s = b.sizes
+    sessions = []
+    for i in range(s.sessions):
+        session, _ = b.pair(f"corpus {i}", manager)
+        b.load(session, b.corpus.conversation(s.per_session))
+        sessions.append(session)
+    questions = b.corpus.questions(s.queries)
+    work = [(q, query_terms(q), sessions[i * 7 % len(sessions)]) for i, q in enumerate(questions)]
+    agent = agent_token(manager.agent_id)
+    a1, r1, n1 = _per_query(
+        b, work, lambda q, ses: ses.search(q),
+        lambda t, ses: b.raw.search(session_token(ses.id), t, 10), "Session.search",
+    )
+    a2, r2, n2 = _per_query(
+        b, work, lambda q, ses: manager.search(q),
+        lambda t, ses: b.raw.search(agent, t, 20), "SessionManager.search",
+    )
+    total = s.sessions * s.per_session
+
+    def note(n: int) -> str:
+        return "" if n == len(work) else f", {n}/{len(work)} questions in budget"
+
+    return [
+        Result("search_session",
+               f"Session.search ({total:,} msgs, {s.sessions} sessions{note(n1)})",
+               a1 * 1e3, r1 * 1e3, "ms/query", Target(1.5)),
+        Result("search_agent", f"SessionManager.search ({total:,} msgs{note(n2)})",
+               a2 * 1e3, r2 * 1e3, "ms/query", Target(1.5)),
+    ]

@@ -1,0 +1,64 @@
+"""One benchmark run on the current Django database: every case, in a fixed order."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from memory_core import SessionManager
+from sessions_app.models import Agent
+
+from . import cases, drift
+from .baseline import open_baseline
+from .cases import Bench, Sizes
+from .memory import memory
+from .report import Result
+
+FULL = Sizes()
+QUICK = Sizes(
+    appends=1_000, sessions=20, per_session=500, branch_path=300, branches=30,
+    memory_lengths=(500, 1_000, 2_000, 4_000), queries=10, rounds=5, budget=15.0,
+)
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run(
+    sizes: Sizes, *, progress: Callable[[str], None] = _stderr
+) -> tuple[list[Result], list[str]]:
+    """Results, and problems (Arbor and the baseline disagreeing on what they read)."""
+    user, _ = get_user_model().objects.get_or_create(username="arbor-bench")
+    agent = Agent.objects.create(owner=user, name="bench")
+    corpus_agent = Agent.objects.create(owner=user, name="bench corpus")
+    raw = open_baseline(connection)
+    bench = Bench(sizes, SessionManager.for_agent(agent), raw)
+    results: list[Result] = []
+    started = time.perf_counter()
+
+    def step(name: str) -> None:
+        progress(f"[{time.perf_counter() - started:6.1f}s] {name}")
+
+    try:
+        step("checking that the baseline runs Arbor's statements")
+        drift.check(bench)
+        step(f"append: {sizes.appends:,} messages")
+        found, (session, sid) = cases.append(bench)
+        results += found
+        step("get_history")
+        results += cases.history(bench, session, sid)
+        step(f"branches: {sizes.branches} off a {sizes.branch_path:,}-message path")
+        results += cases.branches(bench)
+        step(f"memory: paths of {', '.join(f'{n:,}' for n in sizes.memory_lengths)}")
+        results += memory(bench)
+        step(f"search: loading {sizes.sessions * sizes.per_session:,} messages")
+        results += cases.search(bench, SessionManager.for_agent(corpus_agent))
+        step("done")
+    finally:
+        raw.close()
+    return results, bench.problems
