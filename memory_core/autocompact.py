@@ -10,7 +10,7 @@ from .chat import resolve_llm
 from .compaction import CompactFunction, build_prompt, create_compact_function
 from .messages import Message
 from .summarizers import default_summarizer
-from .tokens import estimate_message_tokens
+from .tokens import MESSAGE_OVERHEAD, estimate_message_tokens, estimate_tokens
 from .tree import Compaction
 
 if TYPE_CHECKING:
@@ -52,17 +52,28 @@ def compact_now(session: Session) -> Compaction | None:
     return result
 
 
-def maybe_compact(session: Session) -> None:
-    """After an append: compact when over the threshold; never raises, never undoes."""
+def maybe_compact(session: Session, appended: Message | None = None) -> None:
+    """After an append: compact when over the threshold; never raises, never undoes.
+
+    The estimate of the path is remembered with its leaf, so an append to that leaf
+    costs two small queries however long the path; anything else re-reads the path.
+    """
     threshold = session.config.compact_threshold
     if threshold is None:
         return
     try:
-        _, _, retry_at = session.storage.compaction_state(session.id)
+        retry_at, cached_leaf, cached_tokens = session.storage.check_state(session.id)
+        if appended is not None and cached_leaf is not None and appended.parent_id == cached_leaf:
+            counter = session.config.threshold_counter or session.config.token_counter
+            tokens = cached_tokens + (counter or estimate_tokens)(appended.text) + MESSAGE_OVERHEAD
+        else:
+            tokens = estimate(session)
+        leaf = appended.id if appended is not None else None
+        session.storage.set_estimate(session.id, leaf, tokens)
+        if tokens <= threshold:
+            return
         if retry_at is not None and retry_at > datetime.now(UTC):
             return  # cooling down after a failure or a compaction that could not shrink
-        if estimate(session) <= threshold:
-            return
         result = compact_function(session)(session)
     except Exception as exc:  # the appended message is stored; report, do not raise
         _failed(session, exc)
@@ -91,9 +102,15 @@ def _failed(session: Session, exc: Exception) -> None:
             log.exception("compaction error handler failed")
 
 
+def forget_estimate(session: Session) -> None:
+    """History as read changed (compaction, deletes, a new prompt): re-read next time."""
+    session.storage.set_estimate(session.id, None, 0)
+
+
 def _succeeded(session: Session, result: Compaction | None) -> None:
     if result is None:
         return
+    forget_estimate(session)
     session.storage.set_compaction_state(session.id, error="", failed_at=None, retry_at=None)
     for listener in session.config.compaction_listeners:
         try:

@@ -70,7 +70,7 @@ class Session:
             self.id, new, parent_id=_optional_id(parent_id, "parent_id"),
             if_latest=_optional_id(if_latest, "if_latest"),
         )
-        self._after_append()
+        self._after_append(stored)
         return stored
 
     def upsert_message(self, message: MessageInput, parent_id: str | None = None) -> Message:
@@ -79,7 +79,7 @@ class Session:
         stored = self.storage.append(
             self.id, new, parent_id=_optional_id(parent_id, "parent_id"), upsert=True
         )
-        self._after_append()
+        self._after_append(stored)
         return stored
 
     def update_message(self, message: MessageInput) -> Message:
@@ -87,7 +87,9 @@ class Session:
         new = self._prepare(message)
         if not new.id_given:
             raise InvalidInput("update_message needs the id of the message to update")
-        return self.storage.update(self.id, new)
+        updated = self.storage.update(self.id, new)
+        auto.forget_estimate(self)
+        return updated
 
     def append_messages(
         self, messages: Iterable[MessageInput], parent_id: str | None = None
@@ -97,7 +99,7 @@ class Session:
         stored = self.storage.append_chain(
             self.id, prepared, parent_id=_optional_id(parent_id, "parent_id")
         )
-        self._after_append()
+        self._after_append(stored[-1] if stored else None)
         return stored
 
     def delete_messages(self, ids: Iterable[str]) -> int:
@@ -105,11 +107,14 @@ class Session:
 
         Overlays touching a deleted message are removed. Returns how many were deleted.
         """
-        return self.storage.delete_messages(self.id, [_check_id(i, "id") for i in _as_list(ids)])
+        deleted = self.storage.delete_messages(self.id, [_check_id(i, "id") for i in _as_list(ids)])
+        auto.forget_estimate(self)
+        return deleted
 
     def clear_messages(self) -> None:
         """Remove every message, overlay and search row of this session."""
         self.storage.clear(self.id)
+        auto.forget_estimate(self)
 
     # ------------------------------------------------------------------- reads
     def get_message(self, message_id: str) -> Message | None:
@@ -156,10 +161,12 @@ class Session:
         """Read the path range from_id..to_id as one summary message. Nothing is deleted."""
         if not isinstance(summary, str) or not summary.strip():
             raise InvalidInput("summary must be a non-empty string")
-        return self.storage.add_compaction(
+        overlay = self.storage.add_compaction(
             self.id, summary=summary, from_id=_check_id(from_id, "from_id"),
             to_id=_check_id(to_id, "to_id"),
         )
+        auto.forget_estimate(self)
+        return overlay
 
     def get_compactions(self) -> list[Compaction]:
         return self.storage.get_compactions(self.id)
@@ -168,6 +175,7 @@ class Session:
         """Remove an overlay; reads show the original messages again. Raises NotFound."""
         if not self.storage.remove_compaction(self.id, _check_id(compaction_id, "compaction_id")):
             raise NotFound(f"compaction {compaction_id} not found")
+        auto.forget_estimate(self)
 
     # ------------------------------------------------------------------ chat
     def chat(self, content: str, parent_id: str | None = None, stream: bool = False) -> Any:
@@ -215,9 +223,9 @@ class Session:
         error, failed_at, retry_at = self.storage.compaction_state(self.id)
         return {"error": error or None, "failed_at": failed_at, "retry_at": retry_at}
 
-    def _after_append(self) -> None:
+    def _after_append(self, appended: Message | None = None) -> None:
         if self.config.compact_threshold is not None:
-            auto.maybe_compact(self)
+            auto.maybe_compact(self, appended)
 
     # ------------------------------------------------------- context blocks
     def get_context_block(self, label: str) -> ContextBlock:
@@ -252,7 +260,9 @@ class Session:
         return self.context.freeze_system_prompt()
 
     def refresh_system_prompt(self) -> str:
-        return self.context.refresh_system_prompt()
+        prompt = self.context.refresh_system_prompt()
+        auto.forget_estimate(self)
+        return prompt
 
     def system_prompt_status(self) -> PromptStatus:
         """Whether the frozen prompt matches a fresh render, and which blocks changed."""

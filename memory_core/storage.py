@@ -168,6 +168,12 @@ class SessionStorage(ContextStorage, Protocol):
         self, session_id: str, *, error: str, failed_at: Any, retry_at: Any
     ) -> None: ...
 
+    def check_state(self, session_id: str) -> tuple[Any, str | None, int]:
+        """(retry_at, estimate_leaf_id, estimate_tokens) for the check after an append."""
+
+    def set_estimate(self, session_id: str, leaf_id: str | None, tokens: int) -> None:
+        """Remember the token estimate of the path to leaf_id (None forgets it)."""
+
     # --- search ---------------------------------------------------------------
     def search(
         self, *, agent_id: str, session_id: str | None, terms: Sequence[str], limit: int

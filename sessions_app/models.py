@@ -54,6 +54,10 @@ class Session(models.Model):
     compaction_error = models.TextField(default="", blank=True)
     compaction_failed_at = models.DateTimeField(null=True, blank=True)
     compaction_retry_at = models.DateTimeField(null=True, blank=True)
+    # The token estimate of the path to estimate_leaf_id, so the check after an append
+    # to that leaf adds one message instead of re-reading the whole path.
+    estimate_leaf_id = models.CharField(max_length=255, null=True, blank=True)
+    estimate_tokens = models.BigIntegerField(default=0)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 

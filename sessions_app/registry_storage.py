@@ -211,3 +211,12 @@ class OrmRegistry:
         models.Session.objects.filter(id=session_id).update(
             compaction_error=error.replace("\x00", "")[:2000], compaction_failed_at=failed_at,
             compaction_retry_at=retry_at)
+
+    def check_state(self, session_id: str) -> tuple[Any, str | None, int]:
+        row = models.Session.objects.filter(id=session_id).values_list(
+            "compaction_retry_at", "estimate_leaf_id", "estimate_tokens").first()
+        return (row[0], row[1], int(row[2])) if row else (None, None, 0)
+
+    def set_estimate(self, session_id: str, leaf_id: str | None, tokens: int) -> None:
+        models.Session.objects.filter(id=session_id).update(
+            estimate_leaf_id=leaf_id, estimate_tokens=tokens)

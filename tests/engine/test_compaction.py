@@ -279,5 +279,26 @@ def test_auto_compaction_check_costs_a_constant_number_of_queries(agent, length)
     with CaptureQueriesContext(connection) as ctx:
         session.append_message(user_msg("one more"))
     statements = [q["sql"] for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]]
-    # append (4 on SQLite, 3 on Postgres) + cooldown state, frozen prompt, path, overlays
-    assert len(statements) == (8 if connection.vendor == "sqlite" else 7)
+    # append (4 on SQLite, 3 on Postgres) + read and update the remembered estimate:
+    # the path is not re-read when the append continues the remembered leaf.
+    assert len(statements) == (6 if connection.vendor == "sqlite" else 5)
+
+
+def test_remembered_estimate_matches_a_full_recount(agent):
+    from memory_core import autocompact
+
+    manager = SessionManager.for_agent(agent).compact_after(10_000_000)
+    session = manager.get_session(manager.create("q").id)
+    session.add_context("notes", content="some notes here")
+    session.freeze_system_prompt()
+    first = session.append_message(user_msg("hello there"))
+    for i in range(20):
+        session.append_message(assistant_msg(f"reply number {i} with words"))
+    _, leaf, tokens = session.storage.check_state(session.id)  # built up append by append
+    assert leaf == session.get_latest_leaf().id and tokens == autocompact.estimate(session)
+    session.append_message(user_msg("a branch"), parent_id=first.id)
+    session.delete_messages([first.id])
+    session.append_message(user_msg("after the delete"))
+    _, leaf, tokens = session.storage.check_state(session.id)
+    assert leaf == session.get_latest_leaf().id
+    assert tokens == autocompact.estimate(session)
