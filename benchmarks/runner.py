@@ -12,7 +12,7 @@ from django.db import connection
 from memory_core import SessionManager
 from sessions_app.models import Agent
 
-from . import cases, drift
+from . import cases, drift, extras
 from .baseline import open_baseline
 from .cases import Bench, Sizes
 from .memory import memory
@@ -58,6 +58,12 @@ def run(
         results += memory(bench)
         step(f"search: loading {sizes.sessions * sizes.per_session:,} messages")
         results += cases.search(bench, SessionManager.for_agent(corpus_agent))
+        step("context blocks: prompt render and set_context")
+        results += extras.blocks(bench)
+        step("compaction: checked appends and overlays")
+        results += extras.compaction(bench)
+        step("JSON API: append and history over HTTP")
+        results += extras.http(bench)
         step("done")
     finally:
         raw.close()
