@@ -93,17 +93,18 @@ def blocks(b: Bench) -> list[Result]:
 
 
 def compaction(b: Bench) -> list[Result]:
-    n = 2_000
+    n = 2 * b.sizes.branch_path  # 2,000 in a full run
+    half = n // 2
     plain = SessionManager.for_agent(b.manager.agent_id)
     checked = SessionManager.for_agent(b.manager.agent_id).compact_after(10**12)
     s_plain = plain.get_session(plain.create("plain").id)
     s_checked = checked.get_session(checked.create("checked").id)
     messages = b.corpus.conversation(n)
     for s in (s_plain, s_checked):
-        s.append_messages(messages[:1000])
+        s.append_messages(messages[:half])
     a_ms, r_ms = [], []
     clock = time.perf_counter
-    for m in messages[1000:]:
+    for m in messages[half:]:
         t = clock()
         s_checked.append_message(m)
         a_ms.append((clock() - t) * 1e3)
@@ -111,7 +112,7 @@ def compaction(b: Bench) -> list[Result]:
         s_plain.append_message(m)
         r_ms.append((clock() - t) * 1e3)
     counts = []
-    for length in (10, 1000):
+    for length in (10, half):
         s = checked.get_session(checked.create(f"count {length}").id)
         s.append_messages(messages[:length])
         s.append_message(messages[0])  # the remembered estimate is now in place
@@ -124,11 +125,12 @@ def compaction(b: Bench) -> list[Result]:
     plain_count = len([q for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"]])
 
     overlays = plain.get_session(plain.create("overlays").id)
-    ids = [m.id for m in overlays.append_messages(b.corpus.conversation(1_000))]
-    for i in range(10):
-        overlays.add_compaction(f"summary {i}", ids[i * 90 + 5], ids[i * 90 + 80])
+    ids = [m.id for m in overlays.append_messages(b.corpus.conversation(half))]
+    span = half // 10
+    for i in range(10):  # ten overlays, each hiding most of a tenth of the path
+        overlays.add_compaction(f"summary {i}", ids[i * span + 1], ids[i * span + span - 2])
     got = overlays.get_history()
-    b.check(len(got) == 1_000 - 10 * 75, f"history with overlays has {len(got)} messages")
+    b.check(len(got) == half - 10 * (span - 3), f"history with overlays has {len(got)} messages")
 
     def raw_read() -> None:
         # The same two statements on the driver connection, plus the JSON decode.
@@ -145,9 +147,9 @@ def compaction(b: Bench) -> list[Result]:
     return [
         Result("compaction_check", "append with auto-compaction check (vs without)",
                statistics.median(a_ms), statistics.median(r_ms), "ms/msg"),
-        Result("compaction_check_queries", "queries per checked append (10- and 1,000-msg paths)",
+        Result("compaction_check_queries", f"queries per checked append (10- and {half:,}-msg paths)",
                max(counts), plain_count, "queries"),
-        Result("history_10_overlays", "get_history, 1,000 msgs with 10 overlays (vs raw SQL)",
+        Result("history_10_overlays", f"get_history, {half:,} msgs with 10 overlays (vs raw SQL)",
                a * 1e3, r * 1e3, "ms", Target(1.5)),
     ]
 
@@ -164,7 +166,7 @@ def http(b: Bench) -> list[Result]:
     manager = SessionManager.for_agent(agent_id)
     api_session = manager.get_session(manager.create("http").id)
     engine_session = manager.get_session(manager.create("engine").id)
-    messages = b.corpus.conversation(1_000)
+    messages = b.corpus.conversation(b.sizes.branch_path)
     a_ms, r_ms = [], []
     clock = time.perf_counter
     url = f"/api/v1/sessions/{api_session.id}/messages"
@@ -184,6 +186,6 @@ def http(b: Bench) -> list[Result]:
     return [
         Result("http_append", "append through the JSON API (vs the engine call)",
                statistics.median(a_ms), statistics.median(r_ms), "ms/msg"),
-        Result("http_history", "history of 1,000 through the JSON API (vs the engine call)",
+        Result("http_history", f"history of {len(messages):,} through the JSON API (vs the engine call)",
                a * 1e3, r * 1e3, "ms"),
     ]

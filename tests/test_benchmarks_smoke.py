@@ -19,7 +19,8 @@ TINY = Sizes(
 KEYS = {
     "append_p50", "append_mean", "get_history", "get_history_queries", "branch_read",
     "memory_history_20", "memory_history_50", "memory_per_message", "memory_flat",
-    "search_session", "search_agent",
+    "search_session", "search_agent", "prompt_render", "set_context", "compaction_check",
+    "compaction_check_queries", "history_10_overlays", "http_append", "http_history",
 }
 
 
