@@ -55,3 +55,26 @@ def test_existing_demo_user_keeps_its_password(db):
     assert PASSWORD.search(out) is None
     user.refresh_from_db()
     assert user.check_password("s3cret-pass") and user.is_superuser
+
+
+def test_seed_demo_prints_a_working_api_key_once(db, client):
+    first = _seed()
+    key = re.search(r"API key for the demo agent \(shown only this once\): (\S+)", first).group(1)
+    response = client.get("/api/v1/agents", headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 200
+    assert [a["name"] for a in response.json()["items"]] == ["Demo agent"]
+    second = _seed()
+    assert key not in second and "API key for the demo agent" not in second
+    assert models.ApiKey.objects.count() == 1
+
+
+def test_demo_agent_has_one_block_of_every_kind(db):
+    _seed()
+    agent = models.Agent.objects.get(name="Demo agent")
+    manager = SessionManager.for_agent(agent)
+    session = manager.get_session(manager.list()[0].id)
+    blocks = {b.label: b for b in session.get_context_blocks()}
+    assert set(blocks) == {"soul", "memory", "todos", "knowledge", "skills"}
+    assert not blocks["soul"].writable and blocks["memory"].max_tokens
+    assert blocks["knowledge"].is_searchable and blocks["knowledge"].content.endswith("entries indexed.")
+    assert blocks["skills"].is_skill and "- trip-planning:" in blocks["skills"].content

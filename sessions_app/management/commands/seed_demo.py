@@ -58,12 +58,29 @@ class Command(BaseCommand):
                 self._sessions(SessionManager.for_agent(agent))
             else:
                 self.stdout.write("Demo sessions were seeded before; left as they are.")
+        key = self._api_key(agent)
+        if key:
+            self.stdout.write(self.style.SUCCESS(
+                f"API key for the demo agent (shown only this once): {key}"))
         if password:
             # Printed after commit, and only once: it is stored hashed.
             self.stdout.write(self.style.SUCCESS(
                 f"Log into /admin/ as {USERNAME!r} with password {password!r} "
                 "(shown only this once)."
             ))
+
+    def _api_key(self, agent: Agent) -> str | None:
+        """A key for the demo agent, made once; only its hash is kept."""
+        from sessions_app.auth import create_key
+        from sessions_app.models import ApiKey
+
+        existing = ApiKey.objects.filter(user=agent.owner, name="demo", revoked_at=None).first()
+        if existing is not None:
+            self.stdout.write(f"Demo API key {existing.prefix}… exists; make another with "
+                              f"`python manage.py create_api_key {USERNAME}`.")
+            return None
+        _, raw = create_key(agent.owner, agent=agent, name="demo")
+        return raw
 
     def _demo_user(self) -> Any:
         return get_user_model().objects.get(username=USERNAME)
