@@ -182,6 +182,11 @@ class SessionManager:
         """The Session object for an id of this agent. Raises NotFound."""
         if self.get(session_id) is None:
             raise NotFound(f"session {session_id} not found")
+        return self.bind(session_id)
+
+    def bind(self, session_id: str) -> Session:
+        """A Session for an id the caller has already checked belongs to this agent, without
+        checking again. Message calls trust that id: never bind an id you have not checked."""
         return Session(
             self.storage, agent_id=self.agent_id, session_id=session_id, config=self.config,
             extra_tools=[self._session_search_tool()],

@@ -60,7 +60,7 @@ def session_row_for(principal: Principal, session_id: str) -> models.Session:
 def session_for(principal: Principal, session_id: str) -> Session:
     """The engine Session for the principal's session with this id. Raises NotFound."""
     row = session_row_for(principal, session_id)
-    return manager_for(row.agent_id).get_session(row.id)
+    return manager_for(row.agent_id).bind(row.id)  # checked just above: no second lookup
 
 
 def manager_and_session(principal: Principal, session_id: str) -> tuple[SessionManager, str]:

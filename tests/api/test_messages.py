@@ -193,10 +193,10 @@ def _grow(session_id: str, count: int, agent) -> None:
 def test_history_and_tree_query_counts_do_not_grow(api, session_id, alice_agent, count,
                                                    django_assert_num_queries):
     _grow(session_id, count, alice_agent)
-    # key lookup; session row; manager's registry check; path CTE; overlays
-    with django_assert_num_queries(5):
+    # key lookup; session row (the one access check); path CTE; overlays
+    with django_assert_num_queries(4):
         body = ok(api.get(f"/sessions/{session_id}/history"))
     assert len(body["messages"]) == count
-    # key lookup; session row; registry check; all rows
-    with django_assert_num_queries(4):
+    # key lookup; session row; all rows
+    with django_assert_num_queries(3):
         assert len(ok(api.get(f"/sessions/{session_id}/tree"))["items"]) == count

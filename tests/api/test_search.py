@@ -46,7 +46,7 @@ def test_search_query_counts_are_fixed(api, alice_agent, session_id, count,
                                        django_assert_num_queries):
     SessionManager.for_agent(alice_agent).append_all(session_id, [
         assistant_msg(f"deploy note {i}") for i in range(count)])
-    with django_assert_num_queries(4):  # key; session row; registry check; FTS query
+    with django_assert_num_queries(3):  # key; session row; FTS query
         assert ok(api.get(f"/sessions/{session_id}/search", q="deploy note"))["items"]
     with django_assert_num_queries(3):  # key; agent; FTS query
         assert ok(api.get(f"/agents/{alice_agent.id}/search", q="deploy note"))["items"]
