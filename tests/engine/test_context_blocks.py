@@ -188,3 +188,22 @@ def test_fork_starts_with_the_sessions_blocks_and_contents(blocks_manager):
     assert [r.key for r in fork.context.block("knowledge").provider.search("vault code")] == ["k"]
     fork.replace_context_block("memory", "fork only")
     assert s.get_context_block("memory").content == "likes tea"
+
+
+def test_file_skills_use_the_storage_named_in_settings(manager, settings):
+    # Any Django storage backend (S3/R2 through django-storages) works the same way;
+    # Django's in-memory storage stands in for a remote one here.
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import storages
+
+    settings.STORAGES = {**settings.STORAGES,
+                         "skills": {"BACKEND": "django.core.files.storage.InMemoryStorage"}}
+    try:
+        remote = storages["skills"]
+        remote.save("shared/deploy.md", ContentFile(b"description: Ship it\n\nSteps."))
+        s = session_of(manager)
+        s.add_context("skills", kind="skill", files="shared")
+        assert s.get_context_block("skills").content == "- deploy: Ship it"
+        assert s.load_skill("skills", "deploy") == "description: Ship it\n\nSteps."
+    finally:
+        storages._storages.pop("skills", None)
