@@ -261,6 +261,10 @@ class SessionContext:
         spec = BlockSpec.build(label, **options)
         if any(b.label == label for b in self.blocks()):
             raise Conflict(f"block {label!r} already exists")
+        if spec.provider is not None and spec.kind is None:
+            # The provider object lives in this process only; record its kind so a session
+            # loaded elsewhere shows the block as what it is, not as a writable default.
+            spec = replace(spec, kind=kind_of(spec.provider))
         self.store.save_session_block(self.session_id, label, spec.stored())
         if spec.provider is not None:
             self.runtime[label] = spec.provider

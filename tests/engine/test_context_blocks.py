@@ -207,3 +207,15 @@ def test_file_skills_use_the_storage_named_in_settings(manager, settings):
         assert s.load_skill("skills", "deploy") == "description: Ship it\n\nSteps."
     finally:
         storages._storages.pop("skills", None)
+
+
+def test_runtime_provider_block_keeps_its_kind_in_another_session_object(manager):
+    class Clock:
+        def get(self):
+            return "12:00"
+
+    s = session_of(manager)
+    s.add_context("clock", provider=Clock())
+    elsewhere = manager.get_session(s.id)  # another process would see the same rows
+    block = elsewhere.get_context_block("clock")
+    assert block.writable is False and block.content == ""
