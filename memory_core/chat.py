@@ -101,11 +101,11 @@ def stream_turn(
     for step in range(MAX_STEPS):
         history = _history(session, leaf)
         if stream:
-            step_out = yield from _stream_step(session, llm, system, history, tool_list, leaf)
-            answer, response = step_out["message"], step_out["response"]
+            answer_id, response = yield from _stream_step(
+                session, llm, system, history, tool_list, leaf)
         else:
             response = llm.complete(system=system, history=history, tools=tool_list)
-            answer = None
+            answer_id = new_id()
         for key in ("input_tokens", "output_tokens"):
             totals[key] += int(getattr(response.usage, key))
         totals["cost"] += float(response.usage.cost)
@@ -114,7 +114,7 @@ def stream_turn(
         metadata: dict[str, Any] = {"usage": usage, "model": response.model}
         if not calls:
             metadata["turn_usage"] = {**totals, "model": response.model}
-        message = {"id": answer.id if answer else new_id(), "role": "assistant",
+        message = {"id": answer_id, "role": "assistant",
                    "parts": _assistant_parts(response.text, calls), "metadata": metadata}
         stored = session.upsert_message(message, leaf)
         session_usage(session, response.usage)
@@ -137,11 +137,11 @@ def session_usage(session: Session, usage: Any) -> None:
 def _stream_step(
     session: Session, llm: Any, system: str, history: list[Message], tools: list[Tool],
     parent_id: str,
-) -> Generator[dict[str, Any], None, dict[str, Any]]:
-    """Stream one model call, upserting the growing assistant message; returns the response."""
+) -> Generator[dict[str, Any], None, tuple[str, Any]]:
+    """Stream one model call, upserting the growing assistant message.
+    Returns (the message's id, the model's response)."""
     message_id = new_id()
     text = ""
-    stored = None
     last_write = 0.0
     response = None
     try:
@@ -150,7 +150,7 @@ def _stream_step(
                 text += event.text
                 yield {"type": "text_delta", "text": event.text, "message_id": message_id}
                 if time.monotonic() - last_write >= UPSERT_EVERY_SECONDS:
-                    stored = session.upsert_message(
+                    session.upsert_message(
                         {"id": message_id, "role": "assistant",
                          "parts": [{"type": "text", "text": text}],
                          "metadata": {"streaming": True}}, parent_id)
@@ -165,11 +165,4 @@ def _stream_step(
         raise
     if response is None:
         raise InvalidInput("the model's stream ended without a final response")
-    return {"response": response, "message": stored or _placeholder(message_id)}
-
-
-def _placeholder(message_id: str) -> Any:
-    class _Id:
-        id = message_id
-
-    return _Id()
+    return message_id, response

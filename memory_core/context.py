@@ -351,7 +351,3 @@ def specs_from_templates(templates: Sequence[Mapping[str, Any]]) -> list[BlockSp
     if len(labels) != len(set(labels)):
         raise InvalidInput("block labels must be unique")
     return specs
-
-
-def with_provider(spec: BlockSpec, provider: Any) -> BlockSpec:
-    return replace(spec, provider=provider)

@@ -72,9 +72,6 @@ class OrmContextStorage:
     def get_value(self, key: str) -> str | None:
         return models.BlockValue.objects.filter(key=key).values_list("content", flat=True).first()
 
-    def get_values(self, keys: Sequence[str]) -> dict[str, str]:
-        return dict(models.BlockValue.objects.filter(key__in=keys).values_list("key", "content"))
-
     def set_value(self, key: str, content: str) -> None:
         models.BlockValue.objects.update_or_create(
             key=key, defaults={"content": content.replace("\x00", "")},

@@ -37,31 +37,33 @@ def _quoted(words: Sequence[str]) -> list[str]:
     return ['"' + w.replace('"', '""') + '"' for w in words]
 
 
-def _sqlite_index_entry(cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
-    cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])
+def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str) -> None:
     cur.execute(
-        "INSERT INTO arbor_entry_fts(rowid, body, scope) VALUES (%s, %s, %s)",
-        [seq, " ".join(tokens), namespace_token(namespace)],
+        f"INSERT INTO {fts}(rowid, body, scope) VALUES (%s, %s, %s)",
+        [seq, " ".join(tokens), scope],
     )
 
 
-def _sqlite_search_entries(
-    cur: Any, namespace: str, terms: Sequence[str], limit: int
+def _fts5_search(
+    cur: Any, *, fts: str, columns: str, source: str, scope: str, terms: Sequence[str],
+    limit: int,
 ) -> list[tuple[Any, ...]]:
+    """Rows of `source` (aliased, joined on seq) matching any term in the scope: rows
+    holding every term first (one materialised subquery), then BM25."""
     words = _quoted(terms)
-    scope = namespace_token(namespace)
-    rank = "bm25(arbor_entry_fts, 1.0, 0.0)"
+    rank = f"bm25({fts}, 1.0, 0.0)"  # the scope column weighs nothing
     order = f"{rank}, f.rowid DESC"
     params: list[Any] = [f'scope : "{scope}" AND body : ({" OR ".join(words)})']
     if len(terms) > 1:
-        order = ("(f.rowid IN (SELECT rowid FROM arbor_entry_fts "
-                 "WHERE arbor_entry_fts MATCH %s)) DESC, " + order)
+        order = f"(f.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)) DESC, " + order
         params.append(f'scope : "{scope}" AND body : ({" AND ".join(words)})')
     params.append(limit)
+    alias = source.split()[-1]
     cur.execute(
-        f"""SELECT e.key, e.description, e.content, e.updated_at, -{rank}
-            FROM arbor_entry_fts f JOIN arbor_entry e ON e.seq = f.rowid
-            WHERE arbor_entry_fts MATCH %s ORDER BY {order} LIMIT %s""",
+        f"""SELECT {columns}, -{rank}
+            FROM {fts} f JOIN {source} ON {alias}.seq = f.rowid
+            WHERE {fts} MATCH %s
+            ORDER BY {order} LIMIT %s""",
         params,
     )
     return list(cur.fetchall())
@@ -98,18 +100,26 @@ class Sqlite:
 
     @staticmethod
     def index(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
-        cur.execute(
-            "INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)",
-            [seq, " ".join(tokens), f"{session_token(session_id)} {agent_token(agent_id)}"],
-        )
+        _fts5_write(cur, "arbor_message_fts", seq, tokens,
+                    f"{session_token(session_id)} {agent_token(agent_id)}")
 
     @staticmethod
     def reindex(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
         cur.execute("DELETE FROM arbor_message_fts WHERE rowid = %s", [seq])
         Sqlite.index(cur, seq, tokens, session_id, agent_id)
 
-    index_entry = staticmethod(_sqlite_index_entry)
-    search_entries = staticmethod(_sqlite_search_entries)
+    @staticmethod
+    def index_entry(cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
+        cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])
+        _fts5_write(cur, "arbor_entry_fts", seq, tokens, namespace_token(namespace))
+
+    @staticmethod
+    def search_entries(
+        cur: Any, namespace: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]]:
+        return _fts5_search(
+            cur, fts="arbor_entry_fts", columns="e.key, e.description, e.content, e.updated_at",
+            source="arbor_entry e", scope=namespace_token(namespace), terms=terms, limit=limit)
 
     @staticmethod
     def copy_index(cur: Any, *, source_session: str, target_session: str, agent_id: str) -> None:
@@ -128,35 +138,20 @@ class Sqlite:
     def search(
         cur: Any, *, scope: str, terms: Sequence[str], limit: int
     ) -> list[tuple[Any, ...]]:
-        words = _quoted(terms)
-        any_match = f'scope : "{scope}" AND body : ({" OR ".join(words)})'
-        rank = "bm25(arbor_message_fts, 1.0, 0.0)"  # the scope column weighs nothing
-        order = f"{rank}, f.rowid DESC"
-        params: list[Any] = [any_match]
-        if len(terms) > 1:
-            # Messages holding every word first (one materialised subquery).
-            order = ("(f.rowid IN (SELECT rowid FROM arbor_message_fts "
-                     "WHERE arbor_message_fts MATCH %s)) DESC, " + order)
-            params.append(f'scope : "{scope}" AND body : ({" AND ".join(words)})')
-        params.append(limit)
-        cur.execute(
-            f"""SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, -{rank}
-                FROM arbor_message_fts f JOIN arbor_message m ON m.seq = f.rowid
-                WHERE arbor_message_fts MATCH %s
-                ORDER BY {order} LIMIT %s""",
-            params,
-        )
-        return list(cur.fetchall())
+        return _fts5_search(
+            cur, fts="arbor_message_fts",
+            columns="m.message_id, m.session_id, m.role, m.text, m.created_at",
+            source="arbor_message m", scope=scope, terms=terms, limit=limit)
 
 
-def _tsvector(tokens: Sequence[str], session_id: str, agent_id: str) -> str:
+def _tsvector(tokens: Sequence[str], scope_tokens: Sequence[str]) -> str:
     """A tsvector literal built from our tokens, so Postgres' parser never re-splits them.
 
     Only counts matter (BM25 needs term frequency); positions are 1..n per lexeme.
     """
     counts = Counter(tokens)
-    counts[session_token(session_id)] = 1
-    counts[agent_token(agent_id)] = 1
+    for token in scope_tokens:
+        counts[token] = 1
     items = []
     for lexeme, count in counts.items():
         quoted = lexeme.replace("\\", "\\\\").replace("'", "''")
@@ -165,55 +160,66 @@ def _tsvector(tokens: Sequence[str], session_id: str, agent_id: str) -> str:
     return " ".join(items)
 
 
+def _message_vector(tokens: Sequence[str], session_id: str, agent_id: str) -> str:
+    return _tsvector(tokens, [session_token(session_id), agent_token(agent_id)])
+
+
 def _tsquery_terms(terms: Sequence[str]) -> list[str]:
     return ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
 
 
-def _pg_index_entry(cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
-    counts = Counter(tokens)
-    vector = " ".join(
-        f"'{t}':" + ",".join(str(i) for i in range(1, min(c, MAX_POSITIONS) + 1))
-        for t, c in counts.items()
-    )
-    cur.execute(
-        "UPDATE arbor_entry SET search_vector = (%s::tsvector || %s::tsvector) WHERE seq = %s",
-        [vector, f"'{namespace_token(namespace)}':1", seq],
-    )
+# Corpus size and mean document length, as FTS5 counts them (scope tokens included).
+_MESSAGE_STATS = f"""
+    SELECT greatest(sum(message_count), 1)::float8 AS n,
+           (sum(search_tokens) + {SCOPE_TOKENS} * sum(message_count))::float8
+             / greatest(sum(message_count), 1) AS avgdl
+    FROM arbor_session"""
+_ENTRY_STATS = """
+    SELECT greatest(count(*), 1)::float8 AS n,
+           greatest(avg(search_len + 1), 1)::float8 AS avgdl FROM arbor_entry"""
 
 
-def _pg_search_entries(
-    cur: Any, namespace: str, terms: Sequence[str], limit: int
+def _pg_bm25(
+    cur: Any, *, table: str, columns: str, stats: str, scope_tokens: int, scope: str,
+    terms: Sequence[str], limit: int,
 ) -> list[tuple[Any, ...]]:
+    """BM25 as FTS5 computes it: corpus size, mean length and document frequencies over
+    the whole index; the frequencies come from the GIN index, term by term. Rows holding
+    every term come first. MATERIALIZED: inlined, the per-term counts would rerun for
+    every matching row."""
     quoted = _tsquery_terms(terms)
+    alias = table.split()[-1]
     cur.execute(
-        """
-        WITH stats AS MATERIALIZED (
-            SELECT greatest(count(*), 1)::float8 AS n,
-                   greatest(avg(search_len + 1), 1)::float8 AS avgdl FROM arbor_entry
+        f"""
+        WITH stats AS MATERIALIZED ({stats}
+        ),
+        terms AS MATERIALIZED (
+            SELECT t.term,
+                   (SELECT count(*) FROM {table.split()[0]} x
+                    WHERE x.search_vector @@ t.q) AS df
+            FROM unnest(%s::text[], %s::tsquery[]) AS t(term, q)
         ),
         weights AS MATERIALIZED (
-            SELECT t.term, greatest(ln((stats.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
-            FROM unnest(%s::text[], %s::tsquery[]) AS t(term, q)
-            CROSS JOIN stats
-            CROSS JOIN LATERAL (SELECT count(*) AS df FROM arbor_entry x
-                                WHERE x.search_vector @@ t.q) d
+            SELECT term, greatest(ln((stats.n - df + 0.5) / (df + 0.5)), 1e-6) AS idf
+            FROM terms, stats
         )
-        SELECT e.key, e.description, e.content, e.updated_at, s.score
-        FROM arbor_entry e CROSS JOIN stats
+        SELECT {columns}, s.score
+        FROM {table}
+        CROSS JOIN stats
         CROSS JOIN LATERAL (
             SELECT sum(w.idf * (u.tf * 2.2)
-                       / (u.tf + 1.2 * (0.25 + 0.75 * (e.search_len + 1) / stats.avgdl))) AS score,
+                       / (u.tf + 1.2 * (0.25 + 0.75 * ({alias}.search_len + {scope_tokens})
+                                                / stats.avgdl))) AS score,
                    count(*) AS matched
             FROM (SELECT lexeme, array_length(positions, 1)::float8 AS tf
-                  FROM unnest(e.search_vector)) u
+                  FROM unnest({alias}.search_vector)) u
             JOIN weights w ON w.term = u.lexeme
         ) s
-        WHERE e.search_vector @@ (%s::tsquery && (%s)::tsquery)
-        ORDER BY (s.matched = %s) DESC, s.score DESC, e.seq DESC
+        WHERE {alias}.search_vector @@ %s::tsquery
+        ORDER BY (s.matched = %s) DESC, s.score DESC, {alias}.seq DESC
         LIMIT %s
         """,
-        [list(terms), quoted, f"'{namespace_token(namespace)}'", " | ".join(quoted),
-         len(terms), limit],
+        [list(terms), quoted, f"'{scope}' & ({' | '.join(quoted)})", len(terms), limit],
     )
     return list(cur.fetchall())
 
@@ -242,7 +248,7 @@ class Postgres:
         tokens: Sequence[str], session_id: str, agent_id: str
     ) -> tuple[str, str, list[Any]]:
         # The vector goes in with the row: one statement per append.
-        return ", search_vector", ", %s::tsvector", [_tsvector(tokens, session_id, agent_id)]
+        return ", search_vector", ", %s::tsvector", [_message_vector(tokens, session_id, agent_id)]
 
     @staticmethod
     def index_inserted(
@@ -254,12 +260,26 @@ class Postgres:
     def index(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
         cur.execute(
             "UPDATE arbor_message SET search_vector = %s::tsvector WHERE seq = %s",
-            [_tsvector(tokens, session_id, agent_id), seq],
+            [_message_vector(tokens, session_id, agent_id), seq],
         )
 
     reindex = index
-    index_entry = staticmethod(_pg_index_entry)
-    search_entries = staticmethod(_pg_search_entries)
+
+    @staticmethod
+    def index_entry(cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
+        cur.execute(
+            "UPDATE arbor_entry SET search_vector = %s::tsvector WHERE seq = %s",
+            [_tsvector(tokens, [namespace_token(namespace)]), seq],
+        )
+
+    @staticmethod
+    def search_entries(
+        cur: Any, namespace: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]]:
+        return _pg_bm25(
+            cur, table="arbor_entry e", columns="e.key, e.description, e.content, e.updated_at",
+            stats=_ENTRY_STATS, scope_tokens=1, scope=namespace_token(namespace), terms=terms,
+            limit=limit)
 
     @staticmethod
     def copy_index(cur: Any, *, source_session: str, target_session: str, agent_id: str) -> None:
@@ -276,48 +296,11 @@ class Postgres:
     def search(
         cur: Any, *, scope: str, terms: Sequence[str], limit: int
     ) -> list[tuple[Any, ...]]:
-        quoted = _tsquery_terms(terms)
-        any_query = f"'{scope}' & ({' | '.join(quoted)})"
-        # BM25 as FTS5 computes it: corpus size, mean length and document frequencies
-        # over the whole index; the frequencies come from the GIN index, term by term.
-        # MATERIALIZED: inlined, the per-term counts would rerun for every matching row.
-        cur.execute(
-            f"""
-            WITH stats AS MATERIALIZED (
-                SELECT greatest(sum(message_count), 1)::float8 AS n,
-                       (sum(search_tokens) + {SCOPE_TOKENS} * sum(message_count))::float8
-                         / greatest(sum(message_count), 1) AS avgdl
-                FROM arbor_session
-            ),
-            terms AS MATERIALIZED (
-                SELECT t.term,
-                       (SELECT count(*) FROM arbor_message x
-                        WHERE x.search_vector @@ t.q) AS df
-                FROM unnest(%s::text[], %s::tsquery[]) AS t(term, q)
-            ),
-            weights AS MATERIALIZED (
-                SELECT term, greatest(ln((stats.n - df + 0.5) / (df + 0.5)), 1e-6) AS idf
-                FROM terms, stats
-            )
-            SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, s.score
-            FROM arbor_message m
-            CROSS JOIN stats
-            CROSS JOIN LATERAL (
-                SELECT sum(w.idf * (u.tf * 2.2)
-                           / (u.tf + 1.2 * (0.25 + 0.75 * (m.search_len + {SCOPE_TOKENS})
-                                                    / stats.avgdl))) AS score,
-                       count(*) AS matched
-                FROM (SELECT lexeme, array_length(positions, 1)::float8 AS tf
-                      FROM unnest(m.search_vector)) u
-                JOIN weights w ON w.term = u.lexeme
-            ) s
-            WHERE m.search_vector @@ %s::tsquery
-            ORDER BY (s.matched = %s) DESC, s.score DESC, m.seq DESC
-            LIMIT %s
-            """,
-            [list(terms), quoted, any_query, len(terms), limit],
-        )
-        return list(cur.fetchall())
+        return _pg_bm25(
+            cur, table="arbor_message m",
+            columns="m.message_id, m.session_id, m.role, m.text, m.created_at",
+            stats=_MESSAGE_STATS, scope_tokens=SCOPE_TOKENS, scope=scope, terms=terms,
+            limit=limit)
 
 
 try:

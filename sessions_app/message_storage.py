@@ -64,17 +64,13 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _loads(text: str) -> Any:
-    return orjson.loads(text)
-
-
 class OrmMessages:
     """The message half of OrmStorage."""
 
     # ------------------------------------------------------------------ messages
     def _row_message(self, row: Sequence[Any]) -> Message:
         to_dt = dialects.current().to_datetime
-        return Message(row[0], row[1], row[2], _loads(row[3]), _loads(row[4]), to_dt(row[5]), row[6])
+        return Message(row[0], row[1], row[2], orjson.loads(row[3]), orjson.loads(row[4]), to_dt(row[5]), row[6])
 
     def _lock(self, cur: Any, session_id: str, added: int, tokens: int) -> str:
         """Lock the session row for this transaction and count the write; returns agent id.
@@ -128,7 +124,7 @@ class OrmMessages:
         )
         found: dict[str, str] = {}
         for (parts,) in cur.fetchall():
-            for call_id, words in tool_calls_in(_loads(parts)).items():
+            for call_id, words in tool_calls_in(orjson.loads(parts)).items():
                 found.setdefault(call_id, words)
         return " ".join(found[c] for c in call_ids if c in found)
 

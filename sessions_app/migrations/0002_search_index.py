@@ -7,6 +7,8 @@ databases match the same words. The FTS5 row is deleted by a trigger, so any del
 
 from django.db import migrations
 
+from sessions_app.migrations._vendor import per_vendor
+
 SQLITE_FORWARD = [
     # ascii tokenizer: our tokens are already normalised and space-separated; it
     # splits on ASCII punctuation and spaces only, so each token stays one token.
@@ -29,20 +31,12 @@ POSTGRES_BACKWARD = [
 ]
 
 
-def _run(statements_by_vendor):
-    def run(apps, schema_editor):
-        for sql in statements_by_vendor.get(schema_editor.connection.vendor, []):
-            schema_editor.execute(sql)
-
-    return run
-
-
 class Migration(migrations.Migration):
     dependencies = [("sessions_app", "0001_initial")]
 
     operations = [
         migrations.RunPython(
-            _run({"sqlite": SQLITE_FORWARD, "postgresql": POSTGRES_FORWARD}),
-            _run({"sqlite": SQLITE_BACKWARD, "postgresql": POSTGRES_BACKWARD}),
+            per_vendor({"sqlite": SQLITE_FORWARD, "postgresql": POSTGRES_FORWARD}),
+            per_vendor({"sqlite": SQLITE_BACKWARD, "postgresql": POSTGRES_BACKWARD}),
         )
     ]

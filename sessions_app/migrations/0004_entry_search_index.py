@@ -2,6 +2,8 @@
 
 from django.db import migrations
 
+from sessions_app.migrations._vendor import per_vendor
+
 SQLITE_FORWARD = [
     "CREATE VIRTUAL TABLE arbor_entry_fts USING fts5(body, scope, tokenize='ascii')",
     """CREATE TRIGGER arbor_entry_fts_ad AFTER DELETE ON arbor_entry BEGIN
@@ -22,20 +24,12 @@ POSTGRES_BACKWARD = [
 ]
 
 
-def _run(statements_by_vendor):
-    def run(apps, schema_editor):
-        for sql in statements_by_vendor.get(schema_editor.connection.vendor, []):
-            schema_editor.execute(sql)
-
-    return run
-
-
 class Migration(migrations.Migration):
     dependencies = [("sessions_app", "0003_context_blocks")]
 
     operations = [
         migrations.RunPython(
-            _run({"sqlite": SQLITE_FORWARD, "postgresql": POSTGRES_FORWARD}),
-            _run({"sqlite": SQLITE_BACKWARD, "postgresql": POSTGRES_BACKWARD}),
+            per_vendor({"sqlite": SQLITE_FORWARD, "postgresql": POSTGRES_FORWARD}),
+            per_vendor({"sqlite": SQLITE_BACKWARD, "postgresql": POSTGRES_BACKWARD}),
         )
     ]

@@ -6,7 +6,7 @@ import jsonschema
 import pytest
 
 from memory_core import SessionManager
-from tests.conftest import assistant_msg, user_msg
+from tests.conftest import user_msg
 
 OPENAI_TOOL = {
     "type": "object", "required": ["type", "function"], "additionalProperties": False,
@@ -171,9 +171,14 @@ def test_load_and_unload_skill_with_read_time_view(s):
     assert history[3].parts[0]["output"] == "[skill unloaded: deploy]"
     raw = s.get_history(raw=True)
     assert raw[2].parts[0]["output"] == content  # stored message untouched
-    # Still loadable; a later load shows again.
+    # Still loadable; a result stored after the unload shows in full, the old ones do not.
     assert tools["load_context"].execute({"label": "skills", "key": "deploy"}) == content
-    s.append_message(assistant_msg("loaded again"))
+    s.append_message({"role": "assistant", "parts": [{"type": "tool-load_context", "toolCallId": "c3",
+                     "state": "output-available", "input": {"label": "skills", "key": "deploy"},
+                     "output": content}]})
+    history = s.get_history()
+    assert history[-1].parts[0]["output"] == content
+    assert history[3].parts[0]["output"] == "[skill unloaded: deploy]"
 
 
 def test_unload_of_a_skill_not_loaded_and_unknown_skill_are_errors(s):
