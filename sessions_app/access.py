@@ -10,16 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from memory_core import NotFound, Session, SessionManager
+from memory_core.messages import MAX_ID_LENGTH
 
 from . import models
 from .auth import Principal
 
-MAX_ID = 255
-
 
 def _plausible(value: Any) -> bool:
     # A NUL would reach Postgres as a parameter and fail there; no stored id has one.
-    return isinstance(value, str) and 0 < len(value) <= MAX_ID and "\x00" not in value
+    return isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH and "\x00" not in value
 
 
 def manager_for(agent: models.Agent | str) -> SessionManager:

@@ -20,12 +20,14 @@ from pydantic import (
     model_serializer,
 )
 
+from memory_core.messages import MAX_ID_LENGTH
+
 Role = Literal["user", "assistant", "system", "tool"]
 Kind = Literal["readonly", "writable", "skill", "search"]
 Scope = Literal["session", "agent"]
 
 NO_NUL = r"^[^\x00]*$"
-Id = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NO_NUL)]
+Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH, pattern=NO_NUL)]
 Name = Annotated[str, StringConstraints(max_length=200, pattern=NO_NUL)]
 Label = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")]
 Text = Annotated[str, StringConstraints(max_length=10_000_000)]
