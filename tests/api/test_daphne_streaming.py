@@ -4,21 +4,15 @@ iterator whole; the API hands it an async one."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
-from django.db import connection
 
 from sessions_app.auth import create_key
 from tests.conftest import make_agent
+from tests.live_server import running_daphne
 
-ROOT = Path(__file__).resolve().parents[2]
 DELAY = 0.4  # seconds before each word the scripted model streams
 LAUNCH = (
     "from tests.api.fake_llm import patch_for_subprocess; patch_for_subprocess(); "
@@ -27,52 +21,11 @@ LAUNCH = (
 )
 
 
-def _database_url() -> str:
-    s = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{s['NAME']}"
-    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
-    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def daphne(transactional_db, tmp_path):
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": _database_url(), "ARBOR_FAKE_LLM_DELAY": str(DELAY),
-           "DJANGO_SETTINGS_MODULE": "arbor.settings", "PYTHONPATH": str(ROOT)}
-    log = (tmp_path / "daphne.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, "-b", "127.0.0.1", "-p", str(port),
-         "arbor.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(150):
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None:
-                break
-            time.sleep(0.1)
-        else:
-            pytest.fail("daphne did not start")
-        if process.poll() is not None:
-            pytest.fail((tmp_path / "daphne.log").read_text())
+    with running_daphne(tmp_path, env={"ARBOR_FAKE_LLM_DELAY": str(DELAY)},
+                        launch=LAUNCH) as base:
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 def test_chat_events_stream_through_daphne_as_they_happen(daphne):
