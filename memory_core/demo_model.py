@@ -127,8 +127,8 @@ class DemoModel:
               args: dict[str, Any]) -> tuple[str, list[ToolCall]]:
         tool = offered.get(name)
         if tool is None or (name == "set_context" and not _accepts_memory(tool)):
-            what = ("a writable 'memory' block" if name == "set_context"
-                    else "the session_search tool")
+            what = ("writable 'memory' block" if name == "set_context"
+                    else "session_search tool")
             return (f"I would use {name} for that, but this session has no {what}. "
                     "Add it to the agent to try this."), []
         seed = f"{user.id}|{position}|{name}|{json.dumps(args, sort_keys=True)}"

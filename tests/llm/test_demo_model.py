@@ -72,6 +72,14 @@ def test_a_failed_save_is_reported():
 def test_without_a_memory_block_it_explains_instead_of_calling():
     response = answer([msg("user", "remember that x")], tools=[search_tool()])
     assert response.tool_calls == [] and "memory" in response.text
+    assert response.text.startswith("I would use set_context for that, but this session has "
+                                    "no writable 'memory' block.")
+
+
+def test_without_session_search_it_explains_instead_of_calling():
+    response = answer([msg("user", "did we talk about Lisbon?")], tools=[memory_tool()])
+    assert response.tool_calls == []
+    assert "this session has no session_search tool." in response.text
 
 
 def test_what_do_you_remember_reads_the_prompt_and_this_conversation():
