@@ -6,7 +6,7 @@ PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test test-sqlite test-postgres bench lint clean
+.PHONY: install run shell test test-sqlite test-postgres bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	$(BIN)/daphne -b $(HOST) -p $(PORT) arbor.asgi:application
+
+# A Django shell with the venv's Python, for the README's engine examples.
+shell: install
+	$(BIN)/python manage.py shell
 
 # The whole suite on SQLite, then on Postgres when DATABASE_URL names it.
 test: install
