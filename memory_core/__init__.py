@@ -1,6 +1,14 @@
 """Arbor's engine: tree-structured conversation memory. No web code lives here."""
 
-from .errors import ArborError, Conflict, InvalidInput, NotFound, OverBudget, ReadOnly
+from .errors import (
+    ArborError,
+    CompactionError,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    OverBudget,
+    ReadOnly,
+)
 from .manager import SessionManager
 from .messages import Message, SessionInfo
 from .search import SearchHit
@@ -11,6 +19,7 @@ from .tree import Compaction, TreeRow
 __all__ = [
     "ArborError",
     "Compaction",
+    "CompactionError",
     "Conflict",
     "InvalidInput",
     "Message",

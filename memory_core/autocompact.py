@@ -7,7 +7,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from .chat import resolve_llm
-from .compaction import CompactFunction, build_prompt, create_compact_function
+from .compaction import (
+    CompactFunction,
+    CompactOptions,
+    build_prompt,
+    create_compact_function,
+    run_compaction,
+)
+from .errors import CompactionError
 from .messages import Message
 from .summarizers import default_summarizer
 from .tokens import MESSAGE_OVERHEAD, estimate_message_tokens, estimate_tokens
@@ -32,7 +39,13 @@ def summarize_all(session: Session, history: list[Message]) -> str:
     fn = session.config.compact_function
     options = getattr(fn, "options", None)
     summarize = options.summarize if options else default_summarizer(resolve_llm(session))
-    return summarize(build_prompt(history, None)).strip()
+    try:
+        summary = summarize(build_prompt(history, None))
+    except Exception as exc:  # summarisers are user code or network calls
+        raise CompactionError(f"summariser failed: {exc}") from exc
+    if not isinstance(summary, str) or not summary.strip():
+        raise CompactionError("summariser returned an empty summary")
+    return summary.strip()
 
 
 def estimate(session: Session) -> int:
@@ -73,15 +86,24 @@ def maybe_compact(session: Session, appended: Message | None = None) -> None:
         if tokens <= threshold:
             return
         if retry_at is not None and retry_at > datetime.now(UTC):
-            return  # cooling down after a failure or a compaction that could not shrink
-        result = compact_function(session)(session)
+            return  # cooling down after a failed or useless summariser call
+        result = _compact_automatically(session)
     except Exception as exc:  # the appended message is stored; report, do not raise
         _failed(session, exc)
         return
-    if result is None:
-        # Nothing could shrink: wait before trying again instead of retrying every append.
-        _cool_down(session, error="")
+    # None means nothing to summarise yet (say a big paste in the protected head): not a
+    # failure, so no cooldown; a later append may give the middle something to summarise.
     _succeeded(session, result)
+
+
+def _compact_automatically(session: Session) -> Compaction | None:
+    """The configured compaction; a built-in one raises when its summary would not
+    shrink, so that wasted model call starts the cooldown like any other failure."""
+    fn = compact_function(session)
+    options = getattr(fn, "options", None)
+    if isinstance(options, CompactOptions):
+        return run_compaction(session, options, strict=True)
+    return fn(session)
 
 
 def _cool_down(session: Session, *, error: str) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ArborError
+from .errors import CompactionError
 from .messages import Message, tool_name
 from .tokens import MESSAGE_OVERHEAD, TokenCounter, estimate_tokens
 from .tree import Compaction
@@ -36,10 +36,6 @@ messages: keep what still holds, revise what changed, add what is new.
 
 PREVIOUS SUMMARY:
 {previous}"""
-
-
-class CompactionError(ArborError):
-    code = "compaction_failed"
 
 
 # --------------------------------------------------------------- tool pairing
@@ -161,7 +157,15 @@ def create_compact_function(
     return compact
 
 
-def run_compaction(session: Session, options: CompactOptions) -> Compaction | None:
+def run_compaction(
+    session: Session, options: CompactOptions, *, strict: bool = False,
+) -> Compaction | None:
+    """Summarise the middle of the path; None when there is nothing to summarise.
+
+    A summary that would not shrink the history is also None, unless `strict`: then it
+    raises CompactionError, so the automatic check can tell a wasted model call (wait a
+    cooldown) from "nothing to summarise yet" (try again on the next append).
+    """
     counter = options.token_counter or estimate_tokens
     path = session.get_history(raw=True)
     chosen = choose_range(path, protect_head=options.protect_head,
@@ -192,7 +196,10 @@ def run_compaction(session: Session, options: CompactOptions) -> Compaction | No
     if not isinstance(summary, str) or not summary.strip():
         raise CompactionError("summariser returned an empty summary")
     if counter(summary) + MESSAGE_OVERHEAD >= replaced:
-        return None  # a summary as long as what it replaces would not shrink anything
+        # A summary as long as what it replaces would not shrink anything.
+        if strict:
+            raise CompactionError("the summary would not shrink the history")
+        return None
     return session.add_compaction(summary.strip(), path[new_from].id, path[end].id)
 
 

@@ -29,6 +29,12 @@ class Conflict(ArborError):
         self.current_leaf_id = current_leaf_id
 
 
+class CompactionError(ArborError):
+    """The summariser failed or wrote nothing usable; nothing was changed."""
+
+    code = "compaction_failed"
+
+
 class InvalidInput(ArborError):
     """Input of the wrong shape or type."""
 

@@ -20,7 +20,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 
-from memory_core import ArborError, Conflict, InvalidInput, NotFound
+from memory_core import ArborError, CompactionError, Conflict, InvalidInput, NotFound
 from memory_core.llm import LLMError
 
 log = logging.getLogger("sessions_app.api")
@@ -45,6 +45,7 @@ STATUS: dict[type[Exception], int] = {
     InvalidInput: 422,  # OverBudget, ReadOnly, BadJson too
     Forbidden: 403,
     LLMError: 502,  # a model that failed is the upstream's fault, not the caller's
+    CompactionError: 502,  # the summariser (a model) failed or wrote nothing usable
     ArborError: 400,
 }
 CODES_BY_STATUS = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
