@@ -148,11 +148,24 @@ def _shrink_tool_outputs(parts: list[dict[str, Any]], limit: int) -> list[dict[s
             output = part["output"]
             text = output if isinstance(output, str) else dumps(output, "tool output")
             if len(text) > limit:
-                note = (f"\n[tool output truncated: {len(text)} characters, over the "
-                        f"{limit}-character limit; re-run the tool to see all of it]")
-                part = {**part, "output": text[:TOOL_OUTPUT_PREVIEW_CHARS] + note}
+                part = {**part, "output": _preview(text, limit)}
         out.append(part)
     return out
+
+
+def _preview(text: str, limit: int) -> str:
+    """At most `limit` characters: the start of the output plus a note that it was cut.
+
+    Under tiny limits the long note gives way to a short one, and below that to a bare
+    cut: the stored form never exceeds the limit.
+    """
+    notes = (f"\n[tool output truncated: {len(text)} characters, over the "
+             f"{limit}-character limit; re-run the tool to see all of it]", "\n[truncated]")
+    for note in notes:
+        room = limit - len(note)
+        if room > 0:
+            return text[:min(room, TOOL_OUTPUT_PREVIEW_CHARS)] + note
+    return text[:limit]
 
 
 def prepare(
