@@ -1,10 +1,12 @@
 """Export a whole session as one JSON document, and import such a document.
 
 The document holds the registry row, every message of the tree in insertion order
-(parents before children), the compaction overlays and the session-scoped blocks with
-their contents (agent-scoped blocks belong to the agent: only their declaration travels).
-Import keeps every id unless it would collide (the session id and overlay ids are global)
-and every timestamp, so export -> import -> export gives the same document.
+(parents before children), the compaction overlays, the session-scoped blocks with
+their contents (agent-scoped blocks belong to the agent: only their declaration travels),
+which skills are loaded or unloaded, and the frozen system prompt. Import keeps every id
+unless it would collide (the session id and overlay ids are global) and every timestamp,
+so export -> import -> export gives the same bytes. `skills` and `prompt` came later:
+documents without them still import (no skill state, a prompt frozen on first use).
 """
 
 from __future__ import annotations
@@ -52,13 +54,34 @@ def export_session(manager: SessionManager, session_id: str) -> dict[str, Any]:
         "messages": messages,
         "compactions": [c.to_dict() for c in session.get_compactions()],
         "blocks": _export_blocks(session),
+        "skills": _export_skills(session_id),
+        "prompt": _export_prompt(session_id),
     }
+
+
+def _canonical(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """Sorted keys without nulls: JSON objects come back from the databases in different
+    key orders (jsonb sorts them, SQLite keeps them), the document must not."""
+    return {k: mapping[k] for k in sorted(mapping) if mapping[k] is not None}
+
+
+def _export_skills(session_id: str) -> list[dict[str, Any]]:
+    rows = (models.SkillState.objects.filter(session_id=session_id).order_by("label", "key")
+            .values("label", "key", "loaded", "loaded_at", "unloaded_at"))
+    return list(rows)
+
+
+def _export_prompt(session_id: str) -> dict[str, Any] | None:
+    row = models.SessionPrompt.objects.filter(session_id=session_id).first()
+    if row is None:
+        return None
+    return {"text": row.text, "sections": _canonical(row.sections), "frozen_at": row.frozen_at}
 
 
 def _export_blocks(session: Session) -> list[dict[str, Any]]:
     out = []
     for label, spec, removed in session.storage.session_blocks(session.id):
-        block: dict[str, Any] = {"label": label, "spec": spec, "removed": removed,
+        block: dict[str, Any] = {"label": label, "spec": _canonical(spec), "removed": removed,
                                  "content": None, "entries": []}
         if not removed and _holds_own_content(spec):
             namespace = session.context.namespace(BlockSpec.build(label, **spec))
@@ -95,6 +118,12 @@ def _check(document: Mapping[str, Any]) -> None:
         raise InvalidInput("block labels must be unique")
     for b in document["blocks"]:
         BlockSpec.build(b["label"], **_spec(b))
+    skills = [(s["label"], s["key"]) for s in document.get("skills") or ()]
+    if len(skills) != len(set(skills)):
+        raise InvalidInput("each skill may appear once in skills")
+    for label, key in skills:
+        if label not in labels:
+            raise InvalidInput(f"skill {key!r} names unknown block {label!r}")
 
 
 def _spec(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -140,6 +169,8 @@ def import_session(manager: SessionManager, document: Mapping[str, Any]) -> Sess
         _import_contents(session, document["blocks"])
         _import_messages(manager, session, document["messages"])
         _import_compactions(session, document["compactions"])
+        _import_skills(session_id, document.get("skills") or ())
+        _import_prompt(session_id, document.get("prompt"))
         # Appends bumped the row; the document's counters and times win.
         models.Session.objects.filter(id=session_id).update(
             input_tokens=meta.get("input_tokens", 0), output_tokens=meta.get("output_tokens", 0),
@@ -170,6 +201,23 @@ def _import_messages(
     for parent_id, chain in _chains(messages):
         prepared = [prepare(m, keep_created_at=True, max_tool_output=limit) for m in chain]
         session.storage.append_chain(session.id, prepared, parent_id=parent_id)
+
+
+def _import_skills(session_id: str, skills: Sequence[Mapping[str, Any]]) -> None:
+    models.SkillState.objects.bulk_create([
+        models.SkillState(session_id=session_id, label=s["label"], key=s["key"],
+                          loaded=s["loaded"], loaded_at=s["loaded_at"],
+                          unloaded_at=s.get("unloaded_at"))
+        for s in skills
+    ])
+
+
+def _import_prompt(session_id: str, prompt: Mapping[str, Any] | None) -> None:
+    # The exact text the model saw, so a provider's prompt cache stays warm after a move.
+    if prompt is not None:
+        models.SessionPrompt.objects.update_or_create(session_id=session_id, defaults={
+            "text": prompt["text"], "sections": dict(prompt.get("sections") or {}),
+            "frozen_at": prompt["frozen_at"]})
 
 
 def _import_compactions(session: Session, compactions: Sequence[Mapping[str, Any]]) -> None:

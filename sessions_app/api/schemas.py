@@ -406,6 +406,21 @@ class DocBlock(Doc):
                                     "skill or search block's entries.")
 
 
+class DocSkill(Doc):
+    label: Label
+    key: Id
+    loaded: bool
+    loaded_at: Stamp
+    unloaded_at: Stamp | None = None
+
+
+class DocPrompt(Doc):
+    text: Annotated[str, StringConstraints(max_length=10_000_000, pattern=NO_NUL)]
+    sections: dict[Label, Annotated[str, StringConstraints(max_length=200)]] = Field(
+        default_factory=dict)
+    frozen_at: Stamp
+
+
 class SessionDocument(Doc):
     """A whole session: registry row, message tree (parents before children),
     compaction overlays and session-scoped blocks with their contents."""
@@ -416,3 +431,6 @@ class SessionDocument(Doc):
     messages: list[DocMessage] = Field(default_factory=list)
     compactions: list[DocCompaction] = Field(default_factory=list)
     blocks: list[DocBlock] = Field(default_factory=list)
+    skills: list[DocSkill] = Field(default_factory=list, description="Skills loaded or "
+                                   "unloaded in the session (absent in older documents).")
+    prompt: DocPrompt | None = Field(None, description="The frozen system prompt, if any.")

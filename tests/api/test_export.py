@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import orjson
 import pytest
 
 from sessions_app import models
@@ -133,3 +134,77 @@ def test_import_normalises_times_and_refuses_what_columns_cannot_hold(api, agent
         bad = copy.deepcopy(doc)
         change(bad)
         error(api.post(f"/agents/{agent_id}/import", bad), 422)
+
+
+def _load(api, sid, key):
+    return ok(api.post(f"/sessions/{sid}/tools/load_context",
+                       {"arguments": {"label": "skills", "key": key}}))["result"]
+
+
+@pytest.fixture
+def with_skills(api, rich):
+    """rich plus a loaded skill, an unloaded one whose old result is hidden, a frozen prompt."""
+    ok(api.put(f"/sessions/{rich}/context/skills/entries/rollback",
+               {"content": "undo steps", "description": "Undo"}))
+    parts = [{"type": "tool-load_context", "toolCallId": f"l{key}", "state": "output-available",
+              "input": {"label": "skills", "key": key}, "output": _load(api, rich, key)}
+             for key in ("deploy", "rollback")]
+    append(api, rich, {"role": "assistant", "id": "r5", "parts": parts}, parent_id="r3")
+    ok(api.post(f"/sessions/{rich}/tools/unload_context",
+                {"arguments": {"label": "skills", "key": "rollback"}}))
+    ok(api.get(f"/sessions/{rich}/system-prompt"))
+    return rich
+
+
+def _skill_view(agent_id, sid):
+    from memory_core import SessionManager
+
+    session = SessionManager.for_agent(agent_id).get_session(sid)
+    outputs = [p["output"] for p in session.get_history("r5")[-1].parts]
+    return [s["key"] for s in session.get_loaded_skills()], outputs
+
+
+def test_export_import_export_is_byte_identical(api, agent_id, with_skills):
+    sid = with_skills
+    before = _skill_view(agent_id, sid)
+    assert before == (["deploy"], ["steps", "[skill unloaded: rollback]"])
+    raw = api.get(f"/sessions/{sid}/export").content
+    doc = orjson.loads(raw)
+    assert [s["key"] for s in doc["skills"]] == ["deploy", "rollback"]
+    assert doc["prompt"]["text"] and doc["prompt"]["frozen_at"]
+    ok(api.delete(f"/sessions/{sid}"), 204)
+    target = ok(api.post("/agents", {"name": "fresh"}), 201)["id"]
+    assert ok(api.post(f"/agents/{target}/import", raw_body=raw), 201)["id"] == sid
+    assert api.get(f"/sessions/{sid}/export").content == raw
+    assert _skill_view(target, sid) == before
+    assert ok(api.get(f"/sessions/{sid}/system-prompt"))["prompt"] == doc["prompt"]["text"]
+
+
+def test_block_specs_export_in_one_key_order(api, agent_id, rich):
+    doc = ok(api.get(f"/sessions/{rich}/export"))
+    for block in doc["blocks"]:
+        assert list(block["spec"]) == sorted(block["spec"])
+        assert None not in block["spec"].values()
+
+
+def test_documents_without_skills_or_prompt_still_import(api, agent_id, with_skills):
+    doc = ok(api.get(f"/sessions/{with_skills}/export"))
+    del doc["skills"], doc["prompt"]
+    imported = ok(api.post(f"/agents/{agent_id}/import", doc), 201)
+    again = ok(api.get(f"/sessions/{imported['id']}/export"))
+    assert again["skills"] == [] and again["prompt"] is None
+    assert again["messages"] == doc["messages"] and again["blocks"] == doc["blocks"]
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d["skills"].append(dict(d["skills"][0])),  # twice
+    lambda d: d["skills"][0].update(label="nowhere"),
+    lambda d: d["skills"][0].update(loaded="maybe"),
+    lambda d: d["prompt"].update(text="a\u0000b"),
+])
+def test_bad_skill_or_prompt_parts_are_refused(api, agent_id, with_skills, change):
+    doc = ok(api.get(f"/sessions/{with_skills}/export"))
+    change(doc)
+    count = models.Session.objects.count()
+    error(api.post(f"/agents/{agent_id}/import", doc), 422)
+    assert models.Session.objects.count() == count
