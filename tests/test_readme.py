@@ -113,6 +113,15 @@ def test_readme_parser_sees_every_example():
     assert [b.lang for b in blocks if b.skipped] == ["sh", "sh"]  # only the two make blocks
 
 
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_without_jq_ci_fails_and_a_laptop_skips(monkeypatch, ci):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", ci)
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    with pytest.raises(outcome, match="jq"):
+        need_jq()
+
+
 @pytest.mark.usefixtures("transactional_db")
 def test_readme_examples_run_as_written(tmp_path, monkeypatch):
     need_jq()
