@@ -140,6 +140,7 @@ def test_readme_examples_run_as_written(tmp_path, monkeypatch):
     with FakeServer() as fake_llm:
         fake_llm.script(*replies)
         env = reader_env(fake_llm.url)
+        run([PYTHON, "manage.py", "migrate", "--noinput"], env, "migrate")  # as make run does
         seeded = run([PYTHON, "manage.py", "seed_demo"], env, "seed_demo")
         assert "API key for the demo agent" in seeded and "password" in seeded
         with running_daphne(tmp_path) as base:
