@@ -63,7 +63,7 @@ def runnable(lang: str, *, plain: bool | None = None) -> list[str]:
     text = README.read_text().replace(README_URL, "{BASE}")
     blocks = [b for b in readme_blocks(text) if b.lang == lang and not b.skipped]
     if plain is not None:
-        sections = [h for h in HEADING.findall(text)]
+        sections = HEADING.findall(text)
         first_plain = sections.index(PLAIN_PYTHON_FROM)
         blocks = [b for b in blocks if (sections.index(b.section) >= first_plain) == plain]
     return [b.code for b in blocks]
