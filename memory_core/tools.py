@@ -142,6 +142,10 @@ def _set_context(ctx: SessionContext, writable: list[Block], settable: list[Bloc
     if settable:
         lines.append(f"Blocks of keyed entries ({_names(settable)}): give a 'key'; skills "
                      "may take a 'description'.")
+        limits = "; ".join(f"{b.label}: at most {b.spec.max_tokens} tokens"
+                           for b in settable if b.spec.max_tokens)
+        if limits:
+            lines.append(f"Each entry is limited ({limits}).")
 
     def run(args: Mapping[str, Any]) -> str:
         label, content = args["label"], args["content"]

@@ -42,7 +42,7 @@ class OrmContextStorage:
             (label, dict(spec), removed)
             for label, spec, removed in models.SessionBlock.objects.filter(
                 session_id=session_id
-            ).values_list("label", "spec", "removed")
+            ).order_by("position", "id").values_list("label", "spec", "removed")
         ]
 
     def save_session_block(

@@ -294,7 +294,8 @@ class OrmMessages:
             marks = ", ".join(["%s"] * len(ids))
             cur.execute(
                 f"SELECT seq, message_id, parent_seq, parent_message_id, search_len "
-                f"FROM arbor_message WHERE session_id = %s AND message_id IN ({marks})",
+                f"FROM arbor_message WHERE session_id = %s AND message_id IN ({marks}) "
+                "ORDER BY seq",
                 [session_id, *ids],
             )
             rows = cur.fetchall()
@@ -333,7 +334,8 @@ class OrmMessages:
     def _touched_overlays(self, cur: Any, session_id: str, doomed_ids: set[str]) -> list[int]:
         """Overlays with an endpoint, or any message of their range, among doomed_ids."""
         cur.execute(
-            "SELECT seq, from_message_id, to_message_id FROM arbor_compaction WHERE session_id = %s",
+            "SELECT seq, from_message_id, to_message_id FROM arbor_compaction "
+            "WHERE session_id = %s ORDER BY seq",
             [session_id],
         )
         touched: list[int] = []
