@@ -15,7 +15,7 @@ from .context import BlockSpec
 from .errors import InvalidInput, NotFound
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
-from .search import SearchHit, clamp_limit, query_terms
+from .search import SearchHit, clamp_limit, query_terms, shape_hits
 from .session import MessageInput, Session, _check_id, _optional_id
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
@@ -189,11 +189,14 @@ class SessionManager:
         checking again. Message calls trust that id: never bind an id you have not checked."""
         return Session(
             self.storage, agent_id=self.agent_id, session_id=session_id, config=self.config,
-            extra_tools=[self._session_search_tool()],
+            extra_tools=[self._session_search_tool(exclude_session_id=session_id)],
         )
 
-    def _session_search_tool(self) -> Tool:
-        return session_search_tool(lambda query, limit: self.search(query, limit))
+    def _session_search_tool(self, *, exclude_session_id: str | None = None) -> Tool:
+        # "Past sessions" from inside a session means the others: its own messages include
+        # the very question being asked and this tool call.
+        return session_search_tool(lambda query, limit: self.search(
+            query, limit, full=False, exclude_session_id=exclude_session_id))
 
     def tools(self, session_id: str | None = None, format: str | None = None) -> builtins.list[Any]:
         """session_search, plus the tools of a session when one is named."""
@@ -293,12 +296,18 @@ class SessionManager:
         assert result is not None
         return result
 
-    def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
-        """Messages of all the agent's sessions matching any word of `query`, best first."""
-        return self.storage.search(
-            agent_id=self.agent_id, session_id=None, terms=query_terms(query),
-            limit=clamp_limit(limit, 20),
+    def search(
+        self, query: str, limit: int = 20, *, full: bool = True,
+        exclude_session_id: str | None = None,
+    ) -> builtins.list[SearchHit]:
+        """Messages of all the agent's sessions (but exclude_session_id) matching any word
+        of `query`, best first, each with a snippet; full=False as in Session.search."""
+        terms = query_terms(query)
+        hits = self.storage.search(
+            agent_id=self.agent_id, session_id=None, terms=terms,
+            limit=clamp_limit(limit, 20), exclude_session_id=exclude_session_id,
         )
+        return shape_hits(hits, terms, full=full)
 
     # ------------------------------------------------------- async twins
     acreate = sync_to_async(create)

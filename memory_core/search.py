@@ -8,9 +8,11 @@ always words: no character of it reaches a database as query syntax.
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -32,7 +34,14 @@ _DIACRITICS = re.compile("[\u0300-\u036f]")
 
 MAX_TOKEN_CHARS = 64  # longer "words" (hashes, base64) are cut: Postgres caps lexemes
 MAX_DOC_TOKENS = 20_000  # a tsvector holds at most 1 MB
-MAX_QUERY_WORDS = 32
+MAX_QUERY_TERMS = 64  # a longer query searches with its first 64 distinct terms
+# Only this much of a query is read: 64 terms never need more, and a 1 MB query stays cheap.
+MAX_QUERY_SCAN_CHARS = MAX_QUERY_TERMS * (MAX_TOKEN_CHARS + 1) * 8
+MAX_HIT_CHARS = 2_000  # a hit's `content` beyond this is cut unless the full text is asked for
+SNIPPET_WORDS = 30  # a snippet is about this many words around the best match
+SNIPPET_CHARS = 300  # and never longer than this (marks and escapes not counted)
+SNIPPET_LEAD_WORDS = 5  # words shown before the first match, for context
+ELLIPSIS = "\u2026"
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been
@@ -61,16 +70,15 @@ def _normalise(text: str) -> str:
     return text
 
 
-def _words(text: str) -> list[tuple[str, bool]]:
+def _iter_words(text: str) -> Iterator[tuple[str, bool]]:
     """(word, is_spaceless) in order of appearance."""
-    out: list[tuple[str, bool]] = []
     for match in _TOKEN.finditer(_normalise(text)):
         spaceless = match.group(1)
-        if spaceless:
-            out.append((spaceless, True))
-        else:
-            out.append((match.group(0), False))
-    return out
+        yield (spaceless, True) if spaceless else (match.group(0), False)
+
+
+def _words(text: str) -> list[tuple[str, bool]]:
+    return list(_iter_words(text))
 
 
 def _bigrams(run: str) -> list[str]:
@@ -93,21 +101,120 @@ def index_tokens(text: str) -> list[str]:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct search terms of a natural-language query, stop words dropped.
+    """The first MAX_QUERY_TERMS distinct search terms of a natural-language query, stop
+    words dropped. Tokenising stops once that many are found, so any length is cheap.
 
     A query made only of stop words keeps them, so "to be or not to be" still finds
     the line. An empty result means: no search, no results.
     """
     if not isinstance(query, str):
         return []
-    words = _words(query)
-    kept = [w for w in words if w[1] or w[0] not in STOP_WORDS] or words
     terms: list[str] = []
-    for word, spaceless in kept:
+    stopped: list[str] = []  # used only when the query has nothing else
+    for word, spaceless in _iter_words(query[:MAX_QUERY_SCAN_CHARS]):
+        is_stop = not spaceless and word in STOP_WORDS
+        bucket = stopped if is_stop else terms
+        if is_stop and len(stopped) >= MAX_QUERY_TERMS:
+            continue
         for term in _bigrams(word) if spaceless else [_stem(word[:MAX_TOKEN_CHARS])]:
-            if term not in terms:
-                terms.append(term)
-    return terms[:MAX_QUERY_WORDS]
+            if term not in bucket:
+                bucket.append(term)
+        if len(terms) >= MAX_QUERY_TERMS:
+            break
+    return (terms or stopped)[:MAX_QUERY_TERMS]
+
+
+def _marked_spans(text: str, terms: frozenset[str]) -> Iterator[tuple[int, int, bool]]:
+    """(start, end, matched) of each word of `text` in order, indexed the way the index
+    tokenises (so a word is matched when its stem, or a bigram of it, is a query term);
+    at most MAX_DOC_TOKENS words, like the index."""
+    for count, match in enumerate(_TOKEN.finditer(text)):
+        if count >= MAX_DOC_TOKENS:
+            return
+        start, end = match.span()
+        word = match.group(0)
+        if match.group(1):  # a spaceless run: mark the characters its matching bigrams cover
+            yield from _bigram_spans(word, start, terms)
+            continue
+        tokens = index_tokens(word)  # normalised and stemmed as the index does it
+        yield start, end, any(t in terms for t in tokens)
+
+
+def _bigram_spans(run: str, offset: int, terms: frozenset[str]) -> Iterator[tuple[int, int, bool]]:
+    hit = [False] * len(run)
+    for i, gram in enumerate(_bigrams(run)):
+        if gram in terms:
+            hit[i : i + len(gram)] = [True] * len(gram)
+    i = 0
+    while i < len(run):  # runs of marked and unmarked characters
+        j = i
+        while j < len(run) and hit[j] == hit[i]:
+            j += 1
+        yield offset + i, offset + j, hit[i]
+        i = j
+
+
+def _best_window(spans: list[tuple[int, int, bool]], text: str) -> tuple[int, int]:
+    """Indexes [first, last) of the SNIPPET_WORDS-word window holding the most distinct
+    matched words (then the most matches), led in by a few words; earliest wins ties."""
+    best, best_key = 0, (0, 0)
+    for i, (_s, _e, matched) in enumerate(spans):
+        if not matched:
+            continue
+        first = max(0, i - SNIPPET_LEAD_WORDS)
+        words = [text[s:e].casefold() for s, e, m in spans[first : first + SNIPPET_WORDS] if m]
+        key = (len(set(words)), len(words))
+        if key > best_key:
+            best, best_key = first, key
+    return best, min(len(spans), best + SNIPPET_WORDS)
+
+
+def snippet(text: str, terms: Sequence[str], *, html_marks: bool = True) -> str:
+    """A short excerpt of `text` around its best match for `terms` (query terms).
+
+    html_marks=True: every character is HTML-escaped and each matched word is wrapped in
+    <mark></mark>, safe to insert as HTML. False: plain text for a model. Whitespace runs
+    become one space; an ELLIPSIS shows where the text was cut.
+    """
+    spans = list(_marked_spans(text, frozenset(terms)))
+    if not spans:
+        return _finish([(text[:SNIPPET_CHARS], False)], len(text) > SNIPPET_CHARS, False,
+                       html_marks)
+    first, last = _best_window(spans, text)
+    start, end = spans[first][0], spans[last - 1][1]
+    if first == 0:
+        start = 0
+    if last == len(spans):
+        end = len(text)
+    if end - start > SNIPPET_CHARS:
+        end = start + SNIPPET_CHARS
+    pieces: list[tuple[str, bool]] = []
+    at = start
+    for s, e, matched in spans[first:last]:
+        if s >= end:
+            break
+        if matched:
+            pieces.append((text[at:s], False))
+            pieces.append((text[s:min(e, end)], True))
+            at = min(e, end)
+    pieces.append((text[at:end], False))
+    return _finish(pieces, end < len(text), start > 0, html_marks)
+
+
+def plain_text(marked: str) -> str:
+    """A snippet as plain text for a model: marks gone, entities decoded. Safe because
+    every '<' of the text itself was escaped, so only the marks are tags."""
+    return html.unescape(marked.replace("<mark>", "").replace("</mark>", ""))
+
+
+def _finish(pieces: list[tuple[str, bool]], cut_end: bool, cut_start: bool,
+            html_marks: bool) -> str:
+    out = []
+    for piece, matched in pieces:
+        piece = html.escape(piece, quote=True) if html_marks else piece
+        out.append(f"<mark>{piece}</mark>" if matched and html_marks else piece)
+    body = " ".join("".join(out).split())
+    return (ELLIPSIS if cut_start else "") + body + (ELLIPSIS if cut_end else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +228,8 @@ class SearchHit(Mappable):
     created_at: datetime
     rank: int
     score: float
+    snippet: str = ""
+    truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -131,7 +240,20 @@ class SearchHit(Mappable):
             "created_at": self.created_at.isoformat(),
             "rank": self.rank,
             "score": self.score,
+            "snippet": self.snippet,
+            "truncated": self.truncated,
         }
+
+
+def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -> list[SearchHit]:
+    """Hits with their snippet; unless `full`, content cut to MAX_HIT_CHARS (`truncated`)."""
+    shaped = []
+    for hit in hits:
+        cut = not full and len(hit.content) > MAX_HIT_CHARS
+        shaped.append(replace(
+            hit, snippet=snippet(hit.content, terms),
+            content=hit.content[:MAX_HIT_CHARS] if cut else hit.content, truncated=cut))
+    return shaped
 
 
 def clamp_limit(limit: Any, default: int) -> int:

@@ -13,7 +13,7 @@ from .config import SessionConfig
 from .context import ContextBlock, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
 from .messages import MAX_ID_LENGTH, Message, NewMessage, prepare
-from .search import SearchHit, clamp_limit, query_terms
+from .search import SearchHit, clamp_limit, query_terms, shape_hits
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
 from .tree import Compaction, TreeRow, apply_overlays, hide_unloaded_skills
@@ -149,12 +149,16 @@ class Session:
     def get_message_count(self) -> int:
         return self.storage.message_count(self.id)
 
-    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
-        """Messages of this session matching any word of `query`, best first."""
-        return self.storage.search(
-            agent_id=self.agent_id, session_id=self.id, terms=query_terms(query),
+    def search(self, query: str, limit: int = 10, *, full: bool = True) -> list[SearchHit]:
+        """Messages of this session matching any word of `query`, best first, each with a
+        snippet. Query text of any length is words: its first MAX_QUERY_TERMS terms count.
+        full=False cuts each hit's content to MAX_HIT_CHARS (and sets `truncated`)."""
+        terms = query_terms(query)
+        hits = self.storage.search(
+            agent_id=self.agent_id, session_id=self.id, terms=terms,
             limit=clamp_limit(limit, 10),
         )
+        return shape_hits(hits, terms, full=full)
 
     # ------------------------------------------------------------- compactions
     def add_compaction(self, summary: str, from_id: str, to_id: str) -> Compaction:

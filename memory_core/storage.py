@@ -174,9 +174,12 @@ class SessionStorage(ContextStorage, Protocol):
 
     # --- search ---------------------------------------------------------------
     def search(
-        self, *, agent_id: str, session_id: str | None, terms: Sequence[str], limit: int
+        self, *, agent_id: str, session_id: str | None, terms: Sequence[str], limit: int,
+        exclude_session_id: str | None = None,
     ) -> list[SearchHit]:
-        """Messages holding any of `terms`; all-terms matches first, then BM25."""
+        """Messages holding any of `terms`, in one session or (session_id None) all the
+        agent's sessions but exclude_session_id; all-terms matches first, then BM25, then
+        newest first."""
 
 
 def load_storage(dotted: str = DEFAULT_STORAGE) -> SessionStorage:

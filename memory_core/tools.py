@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ArborError, InvalidInput
 from .prompt import percent
+from .search import plain_text, query_terms, snippet
 
 if TYPE_CHECKING:
     from .context import Block, SessionContext
@@ -217,10 +218,12 @@ def _search_context(ctx: SessionContext, blocks: list[Block]) -> Tool:
         results = block.provider.search(args["query"])
         if not results:
             return f"No entries in {block.label} match '{args['query']}'."
+        terms = query_terms(args["query"])
         lines = []
         for r in results[:10]:
             date = f" ({r.updated_at:%Y-%m-%d})" if r.updated_at else ""
-            lines.append(f"- [{r.key}]{date} {r.content}")
+            # An excerpt, not the whole entry: ten huge entries would flood the context.
+            lines.append(f"- [{r.key}]{date} {snippet(r.content, terms, html_marks=False)}")
         return "\n".join(lines)
 
     return Tool(
@@ -241,14 +244,16 @@ def session_search_tool(search: Callable[[str, int], Sequence[SearchHit]]) -> To
         if not hits:
             return f"No past messages match '{args['query']}'."
         return "\n".join(
-            f"- {h.created_at:%Y-%m-%d %H:%M} [session {h.session_id}] {h.role}: {h.content}"
+            f"- {h.created_at:%Y-%m-%d %H:%M} [session {h.session_id}] {h.role}: "
+            f"{plain_text(h.snippet)}"
             for h in hits
         )
 
     return Tool(
         "session_search",
-        "Search the messages of all your past and current sessions. Each hit shows its "
-        "date, so a later correction can be told from what it corrects.",
+        "Search the messages of your past sessions (not this one). Each hit shows its "
+        "date and an excerpt around the match, so a later correction can be told from "
+        "what it corrects.",
         {"type": "object", "properties": {
             "query": {"type": "string", "description": "Words or a question."},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50,

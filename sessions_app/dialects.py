@@ -46,14 +46,18 @@ def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str)
 
 def _fts5_search(
     cur: Any, *, fts: str, columns: str, source: str, scope: str, terms: Sequence[str],
-    limit: int,
+    limit: int, exclude: str | None = None,
 ) -> list[tuple[Any, ...]]:
-    """Rows of `source` (aliased, joined on seq) matching any term in the scope: rows
-    holding every term first (one materialised subquery), then BM25."""
+    """Rows of `source` (aliased, joined on seq) matching any term in the scope, less the
+    rows holding the `exclude` scope token: rows holding every term first (one
+    materialised subquery), then BM25, then newest (rowid) first."""
     words = _quoted(terms)
     rank = f"bm25({fts}, 1.0, 0.0)"  # the scope column weighs nothing
     order = f"{rank}, f.rowid DESC"
-    params: list[Any] = [f'scope : "{scope}" AND body : ({" OR ".join(words)})']
+    match = f'scope : "{scope}" AND body : ({" OR ".join(words)})'
+    if exclude is not None:
+        match = f'({match}) NOT scope : "{exclude}"'
+    params: list[Any] = [match]
     if len(terms) > 1:
         order = f"(f.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)) DESC, " + order
         params.append(f'scope : "{scope}" AND body : ({" AND ".join(words)})')
@@ -136,12 +140,12 @@ class Sqlite:
 
     @staticmethod
     def search(
-        cur: Any, *, scope: str, terms: Sequence[str], limit: int
+        cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None = None,
     ) -> list[tuple[Any, ...]]:
         return _fts5_search(
             cur, fts="arbor_message_fts",
             columns="m.message_id, m.session_id, m.role, m.text, m.created_at",
-            source="arbor_message m", scope=scope, terms=terms, limit=limit)
+            source="arbor_message m", scope=scope, terms=terms, limit=limit, exclude=exclude)
 
 
 def _tsvector(tokens: Sequence[str], scope_tokens: Sequence[str]) -> str:
@@ -181,7 +185,7 @@ _ENTRY_STATS = """
 
 def _pg_bm25(
     cur: Any, *, table: str, columns: str, stats: str, scope_tokens: int, scope: str,
-    terms: Sequence[str], limit: int,
+    terms: Sequence[str], limit: int, exclude: str | None = None,
 ) -> list[tuple[Any, ...]]:
     """BM25 as FTS5 computes it: corpus size, mean length and document frequencies over
     the whole index; the frequencies come from the GIN index, term by term. Rows holding
@@ -189,6 +193,9 @@ def _pg_bm25(
     every matching row."""
     quoted = _tsquery_terms(terms)
     alias = table.split()[-1]
+    match = f"'{scope}' & ({' | '.join(quoted)})"
+    if exclude is not None:
+        match = f"!'{exclude}' & {match}"
     cur.execute(
         f"""
         WITH stats AS MATERIALIZED ({stats}
@@ -219,7 +226,7 @@ def _pg_bm25(
         ORDER BY (s.matched = %s) DESC, s.score DESC, {alias}.seq DESC
         LIMIT %s
         """,
-        [list(terms), quoted, f"'{scope}' & ({' | '.join(quoted)})", len(terms), limit],
+        [list(terms), quoted, match, len(terms), limit],
     )
     return list(cur.fetchall())
 
@@ -294,13 +301,13 @@ class Postgres:
 
     @staticmethod
     def search(
-        cur: Any, *, scope: str, terms: Sequence[str], limit: int
+        cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None = None,
     ) -> list[tuple[Any, ...]]:
         return _pg_bm25(
             cur, table="arbor_message m",
             columns="m.message_id, m.session_id, m.role, m.text, m.created_at",
             stats=_MESSAGE_STATS, scope_tokens=SCOPE_TOKENS, scope=scope, terms=terms,
-            limit=limit)
+            limit=limit, exclude=exclude)
 
 
 try:

@@ -521,7 +521,8 @@ class OrmMessages:
 
     # -------------------------------------------------------------------- search
     def search(
-        self, *, agent_id: str, session_id: str | None, terms: Sequence[str], limit: int
+        self, *, agent_id: str, session_id: str | None, terms: Sequence[str], limit: int,
+        exclude_session_id: str | None = None,
     ) -> list[SearchHit]:
         if not terms:
             return []
@@ -530,9 +531,11 @@ class OrmMessages:
             dialects.session_token(session_id) if session_id is not None
             else dialects.agent_token(agent_id)
         )
+        exclude = (dialects.session_token(exclude_session_id)
+                   if exclude_session_id is not None and session_id is None else None)
         with connection.cursor() as cur:
             d.fast_reads(cur)
-            rows = d.search(cur, scope=scope, terms=terms, limit=limit)
+            rows = d.search(cur, scope=scope, terms=terms, limit=limit, exclude=exclude)
         return [
             SearchHit(
                 id=r[0], session_id=r[1], role=r[2], content=r[3],

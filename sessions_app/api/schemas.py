@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from memory_core.messages import MAX_ID_LENGTH
+from memory_core.search import MAX_HIT_CHARS
 
 Role = Literal["user", "assistant", "system", "tool"]
 Kind = Literal["readonly", "writable", "skill", "search"]
@@ -259,7 +260,11 @@ class SearchHitOut(Schema):
     id: str
     session_id: str
     role: Role
-    content: str
+    content: str = Field(description=f"The message text; cut to {MAX_HIT_CHARS} characters "
+                         "unless full=1 (see truncated).")
+    snippet: str = Field(description="A short excerpt around the best match: HTML-escaped, "
+                         "matched words in <mark></mark>.")
+    truncated: bool = Field(description="Whether content was cut.")
     created_at: datetime
     rank: int
     score: float

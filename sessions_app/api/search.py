@@ -1,5 +1,6 @@
 """Full-text search: one session, or every session of an agent. Query text is words only,
-never syntax: quotes, operators and punctuation never cause an error."""
+never syntax: quotes, operators, punctuation and length never cause an error (a long query
+searches with its first MAX_QUERY_TERMS terms)."""
 
 from __future__ import annotations
 
@@ -8,26 +9,32 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router
 
+from memory_core.search import MAX_HIT_CHARS, MAX_QUERY_TERMS
+
 from ..access import agent_for, manager_for, session_for
 from .schemas import SearchOut, errors
 
 router = Router(tags=["search"])
-MAX_QUERY = 2000
+Q = Query("", description=f"Words or a question, any length; its first {MAX_QUERY_TERMS} "
+          "distinct words (stop words aside) are searched.")
+FULL = Query(False, description=f"Return each hit's whole content, not its first "
+             f"{MAX_HIT_CHARS} characters.")
 
 
 @router.get("/sessions/{aid:session_id}/search", response={200: SearchOut, **errors(404, 422)})
 def search_session(
-    request: HttpRequest, session_id: str, q: str = Query("", max_length=MAX_QUERY),
-    limit: int = Query(10, ge=1, le=200),
+    request: HttpRequest, session_id: str, q: str = Q, limit: int = Query(10, ge=1, le=200),
+    full: bool = FULL,
 ) -> Any:
     """Messages of this session holding any word of q, best first."""
-    return {"items": session_for(request.auth, session_id).search(q, limit)}
+    return {"items": session_for(request.auth, session_id).search(q, limit, full=full)}
 
 
 @router.get("/agents/{aid:agent_id}/search", response={200: SearchOut, **errors(404, 422)})
 def search_agent(
-    request: HttpRequest, agent_id: str, q: str = Query("", max_length=MAX_QUERY),
-    limit: int = Query(20, ge=1, le=200),
+    request: HttpRequest, agent_id: str, q: str = Q, limit: int = Query(20, ge=1, le=200),
+    full: bool = FULL,
 ) -> Any:
     """Messages of all the agent's sessions holding any word of q, best first."""
-    return {"items": manager_for(agent_for(request.auth, agent_id)).search(q, limit)}
+    hits = manager_for(agent_for(request.auth, agent_id)).search(q, limit, full=full)
+    return {"items": hits}

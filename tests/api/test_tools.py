@@ -37,11 +37,14 @@ def test_call_a_tool(api, sid):
     assert ok(api.get(f"/sessions/{sid}/context/memory"))["content"] == "likes tea"
 
 
-def test_session_search_tool_finds_past_messages(api, sid):
-    append(api, sid, user_msg("The deploy moved to Thursday"))
+def test_session_search_tool_finds_past_messages(api, alice_agent, sid):
+    past = ok(api.post(f"/agents/{alice_agent.id}/sessions", {}), 201)["id"]
+    append(api, past, user_msg("The deploy moved to Thursday"))
+    append(api, sid, user_msg("Is the deploy still on Tuesday?"))
     body = ok(api.post(f"/sessions/{sid}/tools/session_search",
                        {"arguments": {"query": "when is the deploy?"}}))
     assert "Thursday" in body["result"] and not body["is_error"]
+    assert "Tuesday" not in body["result"]  # this session's own messages are not "past"
 
 
 @pytest.mark.parametrize("arguments", [

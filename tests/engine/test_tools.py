@@ -200,7 +200,8 @@ def test_search_context_and_session_search_show_dates(s, tool_manager):
     found = tools["search_context"].execute({"label": "knowledge", "query": "which host for health check?"})
     assert found.startswith("- [hosts] (") and "api-3.internal" in found
     assert tools["search_context"].execute({"label": "knowledge", "query": "zebra"}).startswith("No entries")
-    s.append_message(user_msg("We moved the deployment to Friday"))
+    past = tool_manager.get_session(tool_manager.create("past").id)
+    past.append_message(user_msg("We moved the deployment to Friday"))
     hits = tools["session_search"].execute({"query": "deployment day", "limit": 5})
     assert "We moved the deployment to Friday" in hits
     assert hits[2:6].isdigit()  # "- 2026-..." the date leads each hit
