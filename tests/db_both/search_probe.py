@@ -133,7 +133,8 @@ AGENT_LIMIT = 20
 def _hits(hits: list[Any], names: dict[str, str]) -> list[dict[str, Any]]:
     return [
         {"id": h.id, "session": names.get(h.session_id, "?" + h.session_id), "role": h.role,
-         "rank": h.rank, "score": h.score, "created_at": h.created_at.isoformat()}
+         "rank": h.rank, "score": h.score, "created_at": h.created_at.isoformat(),
+         "snippet": h.snippet}
         for h in hits
     ]
 

@@ -126,6 +126,18 @@ def test_sqlite_and_postgres_give_the_same_hits_in_the_same_order(answers):
     assert compared == len(sqlite) * (2 + len(CORPUS))
 
 
+def test_sqlite_and_postgres_give_identical_snippets(answers):
+    sqlite, postgres = _for(answers, "sqlite"), _for(answers, "postgresql")
+    marked = 0
+    for key in sqlite:
+        for scope, s_hits in _scopes(sqlite[key]).items():
+            p_hits = {(h["session"], h["id"]): h["snippet"] for h in _scopes(postgres[key])[scope]}
+            for hit in s_hits:
+                assert hit["snippet"] == p_hits[(hit["session"], hit["id"])], (key, scope)
+                marked += "<mark>" in hit["snippet"]
+    assert marked > 100  # the snippets compared do mark the words they matched
+
+
 def test_sqlite_and_postgres_score_with_the_same_bm25(answers):
     sqlite, postgres = _for(answers, "sqlite"), _for(answers, "postgresql")
     for key in sqlite:
