@@ -6,7 +6,7 @@ PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run shell test test-sqlite test-postgres bench lint clean
+.PHONY: install run shell test test-sqlite test-postgres bench lint typecheck chromium clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,18 +27,19 @@ run: install
 shell: install
 	$(BIN)/python manage.py shell
 
-# The whole suite on SQLite, then on Postgres when DATABASE_URL names it.
-test: install
+# Lint and type-check first (cheap), then the whole suite on SQLite, then on Postgres
+# when DATABASE_URL names it.
+test: install lint typecheck chromium
 	DATABASE_URL= $(BIN)/python -m pytest -q
 	@case "$$DATABASE_URL" in postgres*) \
 		echo "--- the same suite on PostgreSQL ($$DATABASE_URL)"; \
 		$(BIN)/python -m pytest -q -p no:cacheprovider ;; \
 	esac
 
-test-sqlite: install
+test-sqlite: install chromium
 	DATABASE_URL= $(BIN)/python -m pytest -q
 
-test-postgres: install
+test-postgres: install chromium
 	DATABASE_URL=$(PG_TEST_URL) $(BIN)/python -m pytest -q
 
 bench: install
@@ -46,6 +47,14 @@ bench: install
 
 lint: install
 	$(BIN)/ruff check .
+
+# memory_core stays fully typed (pyproject's [tool.mypy] runs it --strict).
+typecheck: install
+	$(BIN)/python -m mypy
+
+# The browser tests drive Debian's chromium; Playwright never downloads one.
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
 
 clean:
 	rm -rf $(VENV) .pytest_cache .test-arbor.sqlite3*
