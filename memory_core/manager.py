@@ -305,7 +305,8 @@ class SessionManager:
         terms = query_terms(query)
         hits = self.storage.search(
             agent_id=self.agent_id, session_id=None, terms=terms,
-            limit=clamp_limit(limit, 20), exclude_session_id=exclude_session_id,
+            limit=clamp_limit(limit, 20),
+            exclude_session_id=_optional_id(exclude_session_id, "exclude_session_id"),
         )
         return shape_hits(hits, terms, full=full)
 

@@ -55,8 +55,8 @@ def _fts5_search(
     rank = f"bm25({fts}, 1.0, 0.0)"  # the scope column weighs nothing
     order = f"{rank}, f.rowid DESC"
     match = f'scope : "{scope}" AND body : ({" OR ".join(words)})'
-    if exclude is not None:
-        match = f'({match}) NOT scope : "{exclude}"'
+    if exclude is not None:  # any id is text here, quotes included
+        match = f'({match}) NOT scope : {_quoted([exclude])[0]}'
     params: list[Any] = [match]
     if len(terms) > 1:
         order = f"(f.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)) DESC, " + order
@@ -194,8 +194,8 @@ def _pg_bm25(
     quoted = _tsquery_terms(terms)
     alias = table.split()[-1]
     match = f"'{scope}' & ({' | '.join(quoted)})"
-    if exclude is not None:
-        match = f"!'{exclude}' & {match}"
+    if exclude is not None:  # any id is text here, quotes included
+        match = f"!{_tsquery_terms([exclude])[0]} & {match}"
     cur.execute(
         f"""
         WITH stats AS MATERIALIZED ({stats}

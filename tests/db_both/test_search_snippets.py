@@ -148,3 +148,10 @@ def test_agent_search_ranks_in_the_exact_order_with_ties_newest_first(manager):
     # All three words; then two words (shorter first, equal texts newest first); then one.
     assert ids(hits) == ["acme", "tie-new", "tie-old", "acme-2", "invoice"]
     assert hits[1].score == hits[2].score
+
+
+def test_exclude_session_id_of_any_text_is_never_an_error(manager, session):
+    session.append_message(user_msg("kubernetes notes", id="k"))
+    for odd in ['x"y', "it's", "\\", "-", "unknown"]:
+        assert ids(manager.search("kubernetes", exclude_session_id=odd)) == ["k"]
+    assert manager.search("kubernetes", exclude_session_id=session.id) == []
