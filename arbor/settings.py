@@ -7,10 +7,17 @@ from pathlib import Path
 
 import dj_database_url
 
+from arbor import secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = os.environ.get("ARBOR_SECRET_KEY", "arbor-dev-only-insecure-secret-key-change-me")
-DEBUG = os.environ.get("ARBOR_DEBUG", "1") == "1"
+# Unset: a random key generated on first start and kept in a git-ignored 0600 file, so
+# restarts keep users logged in without any configuration.
+SECRET_KEY = os.environ.get("ARBOR_SECRET_KEY") or secret_key.load_or_create(
+    Path(os.environ.get("ARBOR_SECRET_KEY_FILE") or BASE_DIR / ".arbor-secret-key")
+)
+# Off unless asked for: DEBUG pages list every URL pattern and leak settings.
+DEBUG = os.environ.get("ARBOR_DEBUG", "0") == "1"
 ALLOWED_HOSTS = [h for h in os.environ.get("ARBOR_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 
 INSTALLED_APPS = [
@@ -29,6 +36,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves static files (admin, API docs) under daphne, with DEBUG on or off.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -103,9 +112,39 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise serves straight from the apps' static folders, indexed once at start-up, so
+# `make run` and the tests need no collectstatic step and no stale copy can be served.
+# A deployment that puts static files on a CDN sets ARBOR_STATIC_ROOT and runs collectstatic.
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT = os.environ.get("ARBOR_STATIC_ROOT") or None
 
 LOGIN_URL = "/admin/login/"
+
+# --- Security (manage.py check --deploy) -----------------------------------
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# `make run` serves plain http on loopback; behind TLS (a proxy that sets
+# X-Forwarded-Proto) set ARBOR_HTTPS=1 for secure cookies, the redirect and HSTS.
+ARBOR_HTTPS = os.environ.get("ARBOR_HTTPS", "0") == "1"
+if ARBOR_HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = int(os.environ.get("ARBOR_HSTS_SECONDS", "31536000"))
+SILENCED_SYSTEM_CHECKS = [
+    # HSTS covers Arbor's own host; subdomains and preload lists are the site owner's call.
+    "security.W005",
+    "security.W021",
+]
+if not ARBOR_HTTPS:
+    SILENCED_SYSTEM_CHECKS += [
+        "security.W004",  # no HSTS over plain http; ARBOR_HTTPS=1 sets it
+        "security.W008",  # no https redirect on loopback http; ARBOR_HTTPS=1 sets it
+        "security.W012",  # session cookie must travel over http here; ARBOR_HTTPS=1 secures it
+        "security.W016",  # CSRF cookie likewise; ARBOR_HTTPS=1 secures it
+    ]
 
 # --- Channels -------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")

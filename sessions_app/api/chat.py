@@ -19,8 +19,10 @@ from .schemas import ChatIn, MessageOut, errors
 router = Router(tags=["chat"])
 log = logging.getLogger("sessions_app.api")
 
+# Merged into ninja's own 200 (keyed by the int 200: a "200" string would add a second
+# "200" key to the document, which Swagger UI refuses).
 STREAM_DOC = {
-    "responses": {"200": {
+    "responses": {200: {
         "description": "With stream=false the stored assistant message; with stream=true "
         "server-sent events: `text_delta` {text, message_id}, `tool_call` {id, name, "
         "arguments}, `tool_result` {id, name, result, is_error}, then `done` {message} (the "

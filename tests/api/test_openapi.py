@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from .conftest import ok
 
 SPEC_PATHS = {
@@ -44,6 +48,35 @@ def test_every_operation_documents_its_errors(anonymous):
                 assert schema, (method, path)
             error = op["responses"]["401"]["content"]["application/json"]["schema"]
             assert error == {"$ref": "#/components/schemas/ErrorOut"}
+
+
+def _no_repeated_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [key for key, _ in pairs]
+    repeated = {key for key in keys if keys.count(key) > 1}
+    if repeated:
+        raise ValueError(f"repeated keys {sorted(repeated)} in {keys}")
+    return dict(pairs)
+
+
+def test_openapi_document_has_no_repeated_keys(anonymous):
+    # Swagger UI's YAML parser stops at a repeated key ("duplicated mapping key");
+    # json.loads would silently keep the last one.
+    response = anonymous.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    try:
+        json.loads(response.content, object_pairs_hook=_no_repeated_keys)
+    except ValueError as exc:
+        pytest.fail(str(exc))
+
+
+def test_chat_documents_json_and_event_stream_in_one_200(anonymous):
+    spec = ok(anonymous.get("/api/v1/openapi.json"))
+    ok_200 = spec["paths"]["/api/v1/sessions/{session_id}/chat"]["post"]["responses"]["200"]
+    assert ok_200["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/MessageOut"}
+    event = ok_200["content"]["text/event-stream"]["schema"]
+    assert "done" in event["properties"]["event"]["enum"]
+    assert "stream=true" in ok_200["description"]
 
 
 def test_chat_documents_its_event_stream(anonymous):
