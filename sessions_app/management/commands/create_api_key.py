@@ -30,16 +30,24 @@ class Command(BaseCommand):
         users = get_user_model()
         with transaction.atomic():
             user = users.objects.filter(username=username).first()
+            # Check the agent before creating anything, so a failure changes nothing
+            # and prints nothing but the error.
+            limited = self._agent(user, username, agent) if agent is not None else None
             if user is None:
                 user = users.objects.create_user(username)  # no usable password
                 self.stdout.write(f"Created user {username!r}.")
-            limited = None
-            if agent is not None:
-                limited = Agent.objects.filter(id=agent, owner=user).first()
-                if limited is None:
-                    raise CommandError(f"user {username!r} has no agent {agent!r}")
             key, raw = create_key(user, agent=limited, name=name[:100])
         scope = f"limited to agent {limited.name!r} ({limited.id})" if limited else "all agents"
         self.stdout.write(f"API key {key.prefix}… for {username!r}, {scope}. "
                           "Store it now: it is not shown again.")
         self.stdout.write(raw)
+
+    @staticmethod
+    def _agent(user: Any, username: str, agent_id: str) -> Agent:
+        if user is None:
+            raise CommandError(f"no user {username!r}, so no agent {agent_id!r} to limit the "
+                               "key to; create the user's agent first, or leave out --agent")
+        limited = Agent.objects.filter(id=agent_id, owner=user).first()
+        if limited is None:
+            raise CommandError(f"user {username!r} has no agent {agent_id!r}")
+        return limited
