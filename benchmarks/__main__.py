@@ -36,11 +36,11 @@ def main(argv: list[str] | None = None) -> int:
                  f"{' (--quick)' if args.quick else ''}; python {platform.python_version()}, "
                  f"{time.perf_counter() - started:.0f}s")
         print(report.table(results, title=title))
-        misses = [r.key for r in results if r.ok is False]
+        misses = report.misses(results)
         print(f"\n{len(misses)} target(s) missed{': ' + ', '.join(misses) if misses else ''}")
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
-    return 1 if problems else 0
+    return report.exit_status(results, problems)
 
 
 def _version(vendor: str) -> str:

@@ -47,6 +47,16 @@ class Result:
         return None if self.target is None else self.target.met(self)
 
 
+def misses(results: list[Result]) -> list[str]:
+    """Keys of the figures that missed their target."""
+    return [r.key for r in results if r.ok is False]
+
+
+def exit_status(results: list[Result], problems: list[str]) -> int:
+    """Non-zero when a target is missed or a run went wrong, so CI and scripts notice."""
+    return 1 if problems or misses(results) else 0
+
+
 def _number(value: float) -> str:
     if math.isnan(value):
         return "-"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.cases import Sizes
-from benchmarks.report import as_json, table
+from benchmarks.report import Result, Target, as_json, exit_status, misses, table
 from benchmarks.runner import run
 
 TINY = Sizes(
@@ -36,3 +36,16 @@ def test_benchmarks_produce_every_figure_beside_the_raw_baseline():
         assert row["arbor"] > 0 and row["baseline"] > 0 and row["ratio"] > 0, key
     assert data["get_history_queries"]["arbor"] == 2
     assert "get_history" in table(results, title="smoke")
+
+
+def test_a_missed_target_makes_the_exit_status_non_zero():
+    within = Result("append_p50", "append", arbor=1.0, baseline=1.0, unit="ms",
+                    target=Target(2.0))
+    missed = Result("get_history", "history", arbor=3.0, baseline=1.0, unit="ms",
+                    target=Target(2.0))
+    untargeted = Result("http_append", "http", arbor=9.0, baseline=1.0, unit="ms")
+
+    assert exit_status([within, untargeted], []) == 0
+    assert exit_status([within, missed, untargeted], []) == 1
+    assert exit_status([within], ["Arbor and baseline disagree"]) == 1
+    assert misses([within, missed]) == ["get_history"]
