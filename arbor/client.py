@@ -189,13 +189,16 @@ class _Endpoints:
         return self._call("GET", f"/sessions/{_seg(session_id)}/tree")
 
     # --------------------------------------------------------------- search
-    def search(self, session_id: str, q: str, limit: int | None = None) -> Any:
+    def search(self, session_id: str, q: str, limit: int | None = None, *,
+               full: bool = False) -> Any:
+        """Hits carry a snippet; content is cut (truncated: true) unless full=True."""
         return self._call("GET", f"/sessions/{_seg(session_id)}/search",
-                          params={"q": q, "limit": limit})
+                          params={"q": q, "limit": limit, "full": "true" if full else None})
 
-    def search_agent(self, agent_id: str, q: str, limit: int | None = None) -> Any:
+    def search_agent(self, agent_id: str, q: str, limit: int | None = None, *,
+                     full: bool = False) -> Any:
         return self._call("GET", f"/agents/{_seg(agent_id)}/search",
-                          params={"q": q, "limit": limit})
+                          params={"q": q, "limit": limit, "full": "true" if full else None})
 
     # -------------------------------------------------------------- context
     def context(self, session_id: str) -> Any:

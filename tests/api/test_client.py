@@ -51,6 +51,21 @@ def test_sync_client_walks_the_api(live_server, key, monkeypatch):
         assert (caught.value.status, caught.value.code) == (404, "not_found")
 
 
+def test_client_search_cuts_long_hits_unless_full(live_server, key):
+    long_text = "Deploy on Thursday. " + "filler words here " * 200  # ~3,600 characters
+    message = {"role": "user", "parts": [{"type": "text", "text": long_text}]}
+    with ArborClient(live_server.url, key) as arbor:
+        agent = arbor.create_agent("searcher")
+        session = arbor.create_session(agent["id"])
+        arbor.append(session["id"], message)
+        for search, scope in ((arbor.search, session["id"]), (arbor.search_agent, agent["id"])):
+            [cut] = search(scope, "thursday")["items"]
+            assert cut["truncated"] is True and len(cut["content"]) == 2000
+            assert cut["snippet"].startswith("Deploy on <mark>Thursday</mark>.")
+            [whole] = search(scope, "thursday", full=True)["items"]
+            assert whole["truncated"] is False and whole["content"] == long_text
+
+
 async def test_async_client(live_server, key):
     async with AsyncArborClient(live_server.url, key) as arbor:
         agent = await arbor.create_agent("async helper")
