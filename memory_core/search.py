@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -156,14 +157,25 @@ def _bigram_spans(run: str, offset: int, terms: frozenset[str]) -> Iterator[tupl
 
 def _best_window(spans: list[tuple[int, int, bool]], text: str) -> tuple[int, int]:
     """Indexes [first, last) of the SNIPPET_WORDS-word window holding the most distinct
-    matched words (then the most matches), led in by a few words; earliest wins ties."""
+    matched words (then the most matches), led in by SNIPPET_LEAD_WORDS words before a
+    match; the earliest wins ties. One pass with running counts: a message may be huge."""
+    words = [text[s:e].casefold() if m else None for s, e, m in spans]
+    counts: Counter[str] = Counter()
     best, best_key = 0, (0, 0)
-    for i, (_s, _e, matched) in enumerate(spans):
-        if not matched:
-            continue
-        first = max(0, i - SNIPPET_LEAD_WORDS)
-        words = [text[s:e].casefold() for s, e, m in spans[first : first + SNIPPET_WORDS] if m]
-        key = (len(set(words)), len(words))
+    for first in range(len(spans)):
+        if first == 0:
+            counts.update(w for w in words[:SNIPPET_WORDS] if w)
+        else:  # slide by one word
+            gone, new = words[first - 1], words[first + SNIPPET_WORDS - 1 : first + SNIPPET_WORDS]
+            if gone:
+                counts[gone] -= 1
+                if not counts[gone]:
+                    del counts[gone]
+            counts.update(w for w in new if w)
+        at = first + SNIPPET_LEAD_WORDS
+        if first and (at >= len(words) or words[at] is None):
+            continue  # windows start a few words before a match (or at the text's start)
+        key = (len(counts), sum(counts.values()))
         if key > best_key:
             best, best_key = first, key
     return best, min(len(spans), best + SNIPPET_WORDS)
