@@ -111,3 +111,13 @@ def test_secret_key_from_the_environment_wins(tmp_path):
 def test_default_key_file_is_git_ignored():
     result = subprocess.run(["git", "check-ignore", "-q", ".arbor-secret-key"], cwd=ROOT)
     assert result.returncode == 0
+
+
+@pytest.mark.parametrize("https", ["0", "1"])
+def test_production_settings_pass_the_deployment_checks(tmp_path, https):
+    env = {k: v for k, v in os.environ.items() if k != "ARBOR_DEBUG"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**env, "ARBOR_SECRET_KEY_FILE": str(tmp_path / "key"), "ARBOR_HTTPS": https})
+    assert result.returncode == 0, result.stdout + result.stderr
