@@ -13,6 +13,7 @@ from .compaction import CompactFunction
 from .config import CompactionListener, ErrorHandler, SessionConfig
 from .context import BlockSpec
 from .errors import InvalidInput, NotFound
+from .limits import MAX_COST, MAX_TOKEN_TOTAL
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
 from .search import SearchHit, clamp_limit, query_terms, shape_hits
@@ -207,12 +208,17 @@ class SessionManager:
     def add_usage(
         self, session_id: str, input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0
     ) -> SessionInfo:
-        """Add to the session's token and cost totals."""
+        """Add to the session's token and cost totals.
+
+        Raises InvalidInput, changing nothing, when a total would pass its limit
+        (MAX_TOKEN_TOTAL tokens, MAX_COST cost).
+        """
         for value, what in ((input_tokens, "input_tokens"), (output_tokens, "output_tokens")):
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**53:
-                raise InvalidInput(f"{what} must be a non-negative integer")
-        if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < 1e12:
-            raise InvalidInput("cost must be a non-negative number")
+            if (not isinstance(value, int) or isinstance(value, bool)
+                    or not 0 <= value <= MAX_TOKEN_TOTAL):
+                raise InvalidInput(f"{what} must be an integer from 0 to {MAX_TOKEN_TOTAL}")
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost <= MAX_COST:
+            raise InvalidInput(f"cost must be a number from 0 to {MAX_COST:g}")
         return self.storage.add_usage(
             self.agent_id, _check_id(session_id, "session_id"), input_tokens=input_tokens,
             output_tokens=output_tokens, cost=float(cost),

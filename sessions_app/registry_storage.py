@@ -6,10 +6,11 @@ from typing import Any
 
 import orjson
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import BigIntegerField, F, FloatField, Value
 
 from memory_core.context import specs_from_templates
 from memory_core.errors import InvalidInput, NotFound
+from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL
 from memory_core.messages import SessionInfo, now
 
 from . import dialects, models
@@ -97,16 +98,25 @@ class OrmRegistry:
     def add_usage(
         self, agent_id: str, session_id: str, *, input_tokens: int, output_tokens: int, cost: float
     ) -> SessionInfo:
-        changed = self._sessions(agent_id).filter(id=session_id).update(
-            input_tokens=F("input_tokens") + input_tokens,
-            output_tokens=F("output_tokens") + output_tokens,
-            estimated_cost=F("estimated_cost") + cost,
+        """Accumulate usage counters. Raises NotFound, or InvalidInput past a limit."""
+        # The bounds sit in the UPDATE's WHERE, so two racing increments cannot both pass.
+        # Values are typed bigint: Django would send a bare int as int4 and Postgres wraps it.
+        changed = self._sessions(agent_id).filter(
+            id=session_id,
+            input_tokens__lte=MAX_TOKEN_TOTAL - input_tokens,
+            output_tokens__lte=MAX_TOKEN_TOTAL - output_tokens,
+            estimated_cost__lte=MAX_COST - cost,
+        ).update(
+            input_tokens=F("input_tokens") + Value(input_tokens, output_field=BigIntegerField()),
+            output_tokens=F("output_tokens") + Value(output_tokens, output_field=BigIntegerField()),
+            estimated_cost=F("estimated_cost") + Value(cost, output_field=FloatField()),
             updated_at=now(),
         )
-        if not changed:
-            raise NotFound(f"session {session_id} not found")
         info = self.get_session(agent_id, session_id)
-        assert info is not None
+        if info is None:
+            raise NotFound(f"session {session_id} not found")
+        if not changed:
+            raise _over_limit(info, input_tokens, output_tokens, cost)
         return info
 
     def continue_session(self, agent_id: str, session_id: str, *, name: str) -> SessionInfo:
@@ -220,3 +230,15 @@ class OrmRegistry:
     def set_estimate(self, session_id: str, leaf_id: str | None, tokens: int) -> None:
         models.Session.objects.filter(id=session_id).update(
             estimate_leaf_id=leaf_id, estimate_tokens=tokens)
+
+
+def _over_limit(
+    info: SessionInfo, input_tokens: int, output_tokens: int, cost: float
+) -> InvalidInput:
+    """The error for an increment that would take a total past its limit."""
+    totals = (("input_tokens", info.input_tokens + input_tokens, MAX_TOKEN_TOTAL),
+              ("output_tokens", info.output_tokens + output_tokens, MAX_TOKEN_TOTAL),
+              ("estimated_cost", info.estimated_cost + cost, MAX_COST))
+    name, total, limit = next(((n, t, lim) for n, t, lim in totals if t > lim), totals[2])
+    return InvalidInput(f"{name} would become {total}, over the limit of {limit}; "
+                        "no usage was added")

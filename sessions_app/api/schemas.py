@@ -20,6 +20,7 @@ from pydantic import (
     model_serializer,
 )
 
+from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL
 from memory_core.messages import MAX_ID_LENGTH
 from memory_core.search import MAX_HIT_CHARS
 
@@ -32,7 +33,8 @@ Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH, pa
 Name = Annotated[str, StringConstraints(max_length=200, pattern=NO_NUL)]
 Label = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")]
 Text = Annotated[str, StringConstraints(max_length=10_000_000)]
-Count = Annotated[int, Field(ge=0, lt=2**53)]
+Count = Annotated[int, Field(ge=0, le=MAX_TOKEN_TOTAL)]
+Cost = Annotated[float, Field(ge=0, le=MAX_COST, allow_inf_nan=False)]
 RowId = Annotated[str, StringConstraints(min_length=1, max_length=36, pattern=NO_NUL)]
 Reason = Annotated[str, StringConstraints(max_length=100, pattern=NO_NUL)]
 
@@ -129,9 +131,9 @@ class SessionOut(Schema):
     parent_session_id: str | None
     model: str | None
     source: str | None
-    input_tokens: int
-    output_tokens: int
-    estimated_cost: float
+    input_tokens: Count
+    output_tokens: Count
+    estimated_cost: Cost
     end_reason: str | None
     message_count: int
     created_at: datetime
@@ -151,7 +153,7 @@ class ForkIn(In):
 class UsageIn(In):
     input_tokens: Count = 0
     output_tokens: Count = 0
-    cost: Annotated[float, Field(ge=0, lt=1e12, allow_inf_nan=False)] = 0.0
+    cost: Cost = 0.0
 
 
 class CompactAndSplitIn(In):
@@ -373,7 +375,7 @@ class DocSession(Doc):
     source: Name | None = None
     input_tokens: Count = 0
     output_tokens: Count = 0
-    estimated_cost: Annotated[float, Field(ge=0, lt=1e12, allow_inf_nan=False)] = 0.0
+    estimated_cost: Cost = 0.0
     end_reason: Reason | None = None
     created_at: Stamp
     updated_at: Stamp
