@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .compaction import truncate_older_messages
 from .errors import InvalidInput
+from .llm.factory import default_llm
 from .messages import Message, new_id
 
 if TYPE_CHECKING:
@@ -25,9 +26,7 @@ UPSERT_EVERY_SECONDS = 0.25  # streaming writes the growing answer this often
 
 def resolve_llm(session: Session) -> Any:
     if session.config.llm is None:
-        from .llm import client_from_env
-
-        session.config.llm = client_from_env()
+        session.config.llm = default_llm()
     return session.config.llm
 
 

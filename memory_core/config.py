@@ -27,6 +27,6 @@ class SessionConfig:
     cooldown_seconds: float = DEFAULT_COOLDOWN_SECONDS
     error_handlers: list[ErrorHandler] = field(default_factory=list)
     compaction_listeners: list[CompactionListener] = field(default_factory=list)
-    llm: Any = None  # an LLMClient; None means: from the environment at first use
+    llm: Any = None  # an LLMClient; None means: llm.default_llm() at first use
     micro_compaction: bool = True
     max_tool_output_chars: int = MAX_TOOL_OUTPUT_CHARS

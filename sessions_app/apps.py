@@ -7,6 +7,8 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from . import engine_config
         from .checks import require_fts5
 
         require_fts5()
+        engine_config.install()

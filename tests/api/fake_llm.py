@@ -43,14 +43,17 @@ class FakeLLM:
 
 
 def install(monkeypatch: Any) -> None:
-    import memory_core.llm
+    """Make FakeLLM the default model of every session, for this test."""
+    import memory_core.llm.factory
 
-    monkeypatch.setattr(memory_core.llm, "client_from_env", lambda env=None: FakeLLM())
+    monkeypatch.setattr(memory_core.llm.factory, "_default_factory", FakeLLM)
 
 
 def patch_for_subprocess() -> None:
-    """For a server in another process (the daphne test)."""
-    import memory_core.llm
+    """For a server in another process (the daphne test), before Django starts: the app
+    hands the engine this factory instead of the one built from settings."""
+    import sessions_app.engine_config
 
     delay = float(os.environ.get("ARBOR_FAKE_LLM_DELAY", "0"))
-    memory_core.llm.client_from_env = lambda env=None: FakeLLM(delay)  # type: ignore[assignment]
+    sessions_app.engine_config.llm_from_settings = (  # type: ignore[assignment]
+        lambda: FakeLLM(delay))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from django.test import override_settings
 
 from .conftest import error, ok, stored_state
 from .fake_llm import install
@@ -110,10 +111,9 @@ def test_model_failure_before_the_first_event_is_502(api, sid, monkeypatch):
     error(api.post(f"/sessions/{sid}/chat", {"content": "hi"}), 502, "llm_error")
 
 
-def test_chat_with_the_default_offline_model(api, alice_agent, monkeypatch):
+@override_settings(ARBOR_LLM_BASE_URL="", ARBOR_LLM_API_KEY="", ARBOR_ANTHROPIC_API_KEY="")
+def test_chat_with_the_default_offline_model(api, alice_agent):
     """No LLM configured: the built-in demo model answers (SPEC §15)."""
-    for name in ("ARBOR_LLM_BASE_URL", "ARBOR_LLM_API_KEY", "ARBOR_ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
     alice_agent.context = [{"label": "memory", "max_tokens": 200}]
     alice_agent.save()
     sid = ok(api.post(f"/agents/{alice_agent.id}/sessions", {}), 201)["id"]

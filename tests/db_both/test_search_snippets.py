@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from memory_core.demo_model import DemoModel
+from memory_core.llm.demo import DemoModel
 from memory_core.search import MAX_QUERY_TERMS, query_terms
 from tests.conftest import assistant_msg, user_msg
 

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from memory_core import SessionManager
-from memory_core.demo_model import DemoModel
 from memory_core.llm import LLMError, OpenAICompatibleClient
-from memory_core.llm_anthropic import AnthropicClient
+from memory_core.llm.anthropic import AnthropicClient
+from memory_core.llm.demo import DemoModel
 from tests.llm.fakes import (
     DONE,
     FakeServer,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core.llm import LLMError, ToolCall
-from memory_core.llm_anthropic import ANTHROPIC_VERSION, AnthropicClient
+from memory_core.llm.anthropic import ANTHROPIC_VERSION, AnthropicClient
 
 from .conftest import msg
 from .fakes import FakeServer, Reply, anthropic_message, anthropic_stream

@@ -1,10 +1,15 @@
-"""client_from_env picks the model SPEC §15's environment variables name."""
+"""client_from_env and client_from_config pick the model SPEC §15's variables name."""
 
 from __future__ import annotations
 
-from memory_core.demo_model import DemoModel
-from memory_core.llm import OPENAI_URL, OpenAICompatibleClient, client_from_env
-from memory_core.llm_anthropic import DEFAULT_ANTHROPIC_MODEL, AnthropicClient
+from memory_core.llm import (
+    OPENAI_URL,
+    OpenAICompatibleClient,
+    client_from_config,
+    client_from_env,
+)
+from memory_core.llm.anthropic import DEFAULT_ANTHROPIC_MODEL, AnthropicClient
+from memory_core.llm.demo import DemoModel
 
 from .conftest import msg
 from .fakes import Reply, openai_completion
@@ -49,3 +54,15 @@ def test_configured_client_talks_to_the_endpoint(openai_server):
     assert llm.complete(system="", history=[msg("user", "hi")], tools=[]).text == (
         "from the server")
     assert openai_server.last.headers["authorization"] == "Bearer k"
+
+
+def test_client_from_config_is_the_same_rule_without_the_environment(monkeypatch):
+    monkeypatch.setenv("ARBOR_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    assert isinstance(client_from_config(), DemoModel)
+    assert isinstance(client_from_config(base_url=" ", anthropic_api_key=""), DemoModel)
+    llm = client_from_config(anthropic_api_key="sk-ant", model="claude-sonnet-4-5")
+    assert isinstance(llm, AnthropicClient) and llm.model == "claude-sonnet-4-5"
+    local = client_from_config(base_url="http://localhost:8080/v1", api_key="k",
+                               anthropic_api_key="sk-ant")
+    assert isinstance(local, OpenAICompatibleClient)
+    assert local.base_url == "http://localhost:8080/v1"

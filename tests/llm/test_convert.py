@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memory_core.convert import (
+from memory_core.llm.convert import (
     STUB_RESULT,
     result_text,
     to_anthropic_messages,

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_core.convert import STUB_RESULT, to_anthropic_messages, to_openai_messages
+from memory_core.llm.convert import STUB_RESULT, to_anthropic_messages, to_openai_messages
 from memory_core.messages import Message
 
 from .conftest import msg

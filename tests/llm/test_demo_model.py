@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.demo_model import DemoModel, memory_section
 from memory_core.llm import LLMClient
+from memory_core.llm.demo import DemoModel, memory_section
 from memory_core.prompt import Section, render
 from memory_core.tokens import estimate_message_tokens
 

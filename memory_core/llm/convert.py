@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .messages import Message, tool_name
+from ..messages import Message, tool_name
 
 STUB_RESULT = "[no result: the call was interrupted]"
 DENIED_RESULT = "[no result: the call was denied]"

@@ -13,12 +13,12 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..messages import Message
+from ..prompt import SEPARATOR
+from ..tokens import estimate_message_tokens, estimate_tokens
+from ..tools import Tool
+from .base import LLMResponse, StreamEvent, ToolCall, Usage
 from .convert import ToolExchange, tool_exchanges
-from .llm import LLMResponse, StreamEvent, ToolCall, Usage
-from .messages import Message
-from .prompt import SEPARATOR
-from .tokens import estimate_message_tokens, estimate_tokens
-from .tools import Tool
 
 MEMORY_LABEL = "memory"
 MAX_HITS = 5

@@ -13,23 +13,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import httpx
 
-from .errors import ArborError
+from .base import LLMError
 
 if TYPE_CHECKING:
     from types import TracebackType
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 MAX_ERROR_CHARS = 500
-
-
-class LLMError(ArborError):
-    """A model call that failed: unreachable, timed out, refused, or answered garbage."""
-
-    code = "llm_error"
-
-    def __init__(self, detail: str, *, status: int | None = None) -> None:
-        super().__init__(detail)
-        self.status = status
 
 
 def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:

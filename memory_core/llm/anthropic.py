@@ -8,11 +8,11 @@ from typing import Any
 
 import httpx
 
+from ..messages import Message
+from ..tools import Tool
+from .base import LLMResponse, StreamEvent, ToolCall, Usage, new_call_id, parse_arguments, usage_of
 from .convert import to_anthropic_messages
-from .llm import LLMResponse, StreamEvent, ToolCall, Usage, new_call_id, parse_arguments, usage_of
-from .llm_http import HTTPClient
-from .messages import Message
-from .tools import Tool
+from .http import HTTPClient
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
