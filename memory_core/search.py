@@ -11,9 +11,8 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -32,6 +31,7 @@ _SPACELESS = (
 # A word: word characters except '_' and the spaceless scripts; or a spaceless run.
 _TOKEN = re.compile(f"([{_SPACELESS}]+)|[^\\W_{_SPACELESS}]+")
 _DIACRITICS = re.compile("[\u0300-\u036f]")
+_SPACE = re.compile(r"\s")
 
 MAX_TOKEN_CHARS = 64  # longer "words" (hashes, base64) are cut: Postgres caps lexemes
 MAX_DOC_TOKENS = 20_000  # a tsvector holds at most 1 MB
@@ -39,9 +39,9 @@ MAX_QUERY_TERMS = 64  # a longer query searches with its first 64 distinct terms
 # Only this much of a query is read: 64 terms never need more, and a 1 MB query stays cheap.
 MAX_QUERY_SCAN_CHARS = MAX_QUERY_TERMS * (MAX_TOKEN_CHARS + 1) * 8
 MAX_HIT_CHARS = 2_000  # a hit's `content` beyond this is cut unless the full text is asked for
-SNIPPET_WORDS = 30  # a snippet is about this many words around the best match
-SNIPPET_CHARS = 300  # and never longer than this (marks and escapes not counted)
-SNIPPET_LEAD_WORDS = 5  # words shown before the first match, for context
+SNIPPET_CHARS = 300  # a snippet's length (about 30 words; marks and escapes not counted)
+SNIPPET_LEAD_CHARS = 40  # text shown before the first match, for context
+MAX_SNIPPET_ANCHORS = 1_000  # the best window is looked for among this many matches
 ELLIPSIS = "\u2026"
 
 STOP_WORDS = frozenset(
@@ -137,6 +137,9 @@ def _marked_spans(text: str, terms: frozenset[str]) -> Iterator[tuple[int, int, 
         if match.group(1):  # a spaceless run: mark the characters its matching bigrams cover
             yield from _bigram_spans(word, start, terms)
             continue
+        if word.isascii():  # the common case, cheaply: casefold is lower() for ASCII
+            yield start, end, _stem(word[:MAX_TOKEN_CHARS].lower()) in terms
+            continue
         tokens = index_tokens(word)  # normalised and stemmed as the index does it
         yield start, end, any(t in terms for t in tokens)
 
@@ -155,60 +158,81 @@ def _bigram_spans(run: str, offset: int, terms: frozenset[str]) -> Iterator[tupl
         i = j
 
 
-def _best_window(spans: list[tuple[int, int, bool]], text: str) -> tuple[int, int]:
-    """Indexes [first, last) of the SNIPPET_WORDS-word window holding the most distinct
-    matched words (then the most matches), led in by SNIPPET_LEAD_WORDS words before a
-    match; the earliest wins ties. One pass with running counts: a message may be huge."""
-    words = [text[s:e].casefold() if m else None for s, e, m in spans]
-    counts: Counter[str] = Counter()
-    best, best_key = 0, (0, 0)
-    for first in range(len(spans)):
-        if first == 0:
-            counts.update(w for w in words[:SNIPPET_WORDS] if w)
-        else:  # slide by one word
-            gone, new = words[first - 1], words[first + SNIPPET_WORDS - 1 : first + SNIPPET_WORDS]
-            if gone:
-                counts[gone] -= 1
-                if not counts[gone]:
-                    del counts[gone]
-            counts.update(w for w in new if w)
-        at = first + SNIPPET_LEAD_WORDS
-        if first and (at >= len(words) or words[at] is None):
-            continue  # windows start a few words before a match (or at the text's start)
-        key = (len(counts), sum(counts.values()))
+@lru_cache(maxsize=256)
+def _candidates(terms: frozenset[str]) -> re.Pattern[str] | None:
+    """ASCII words that may stem to one of `terms`: Snowball English never changes a word's
+    first two letters, so only words starting like a term need stemming."""
+    starts = sorted({t[:2] for t in terms if t.isascii()})
+    if not starts:
+        return None
+    return re.compile("(?<![^\\W_])(?:" + "|".join(map(re.escape, starts)) + ")[^\\W_]*", re.I)
+
+
+def _matched(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
+    """(start, end) of each word of `text` the index would file under one of `terms`."""
+    if not text.isascii():
+        return [(s, e) for s, e, hit in _marked_spans(text, terms) if hit]
+    pattern = _candidates(terms)  # fast path: the regex scans in C, few words get stemmed
+    if pattern is None:
+        return []
+    return [m.span() for m in pattern.finditer(text)
+            if _stem(m.group(0)[:MAX_TOKEN_CHARS].lower()) in terms]
+
+
+def _best_anchor(text: str, matched: list[tuple[int, int]]) -> int:
+    """Where the best window starts: the one of SNIPPET_CHARS characters, led in by
+    SNIPPET_LEAD_CHARS before a match, holding the most distinct matched words (then the
+    most matches); earliest wins ties. Among the first MAX_SNIPPET_ANCHORS matches, in one
+    pass (the window's end only moves forward)."""
+    words = [text[s:e].casefold() for s, e in matched]
+    counts: dict[str, int] = {}
+    best, best_key, end = 0, (0, 0), 0  # matched[i:end] lie in the current window
+    for i, (start, _e) in enumerate(matched[:MAX_SNIPPET_ANCHORS]):
+        begin = max(0, start - SNIPPET_LEAD_CHARS)
+        end = max(end, i)
+        while end < len(matched) and matched[end][1] <= begin + SNIPPET_CHARS:
+            counts[words[end]] = counts.get(words[end], 0) + 1
+            end += 1
+        key = (len(counts), end - i)
         if key > best_key:
-            best, best_key = first, key
-    return best, min(len(spans), best + SNIPPET_WORDS)
+            best, best_key = begin, key
+        if end > i:  # match i leaves before the next window
+            counts[words[i]] -= 1
+            if not counts[words[i]]:
+                del counts[words[i]]
+    return best
+
+
+def _snap(text: str, start: int, end: int) -> tuple[int, int]:
+    """Move a cut start forward and a cut end back to whitespace, so no word is split
+    (unless one word is longer than the window)."""
+    if start > 0 and not text[start - 1].isspace():
+        space = _SPACE.search(text, start, end)
+        start = space.end() if space else start
+    if end < len(text) and not text[end].isspace():
+        cut = max(text.rfind(c, start, end) for c in " \n\t")
+        end = cut if cut > start else end
+    return start, end
 
 
 def snippet(text: str, terms: Sequence[str], *, html_marks: bool = True) -> str:
-    """A short excerpt of `text` around its best match for `terms` (query terms).
+    """A short excerpt of `text` (at most SNIPPET_CHARS characters, about 30 words) around
+    its best match for `terms` (query terms, from query_terms()).
 
     html_marks=True: every character is HTML-escaped and each matched word is wrapped in
     <mark></mark>, safe to insert as HTML. False: plain text for a model. Whitespace runs
     become one space; an ELLIPSIS shows where the text was cut.
     """
-    spans = list(_marked_spans(text, frozenset(terms)))
-    if not spans:
-        return _finish([(text[:SNIPPET_CHARS], False)], len(text) > SNIPPET_CHARS, False,
-                       html_marks)
-    first, last = _best_window(spans, text)
-    start, end = spans[first][0], spans[last - 1][1]
-    if first == 0:
-        start = 0
-    if last == len(spans):
-        end = len(text)
-    if end - start > SNIPPET_CHARS:
-        end = start + SNIPPET_CHARS
+    matched = _matched(text, frozenset(terms))
+    start = _best_anchor(text, matched) if len(text) > SNIPPET_CHARS else 0
+    start, end = _snap(text, start, min(len(text), start + SNIPPET_CHARS))
     pieces: list[tuple[str, bool]] = []
     at = start
-    for s, e, matched in spans[first:last]:
-        if s >= end:
-            break
-        if matched:
-            pieces.append((text[at:s], False))
-            pieces.append((text[s:min(e, end)], True))
-            at = min(e, end)
+    for s, e in matched:
+        if s < start or e > end:
+            continue
+        pieces += [(text[at:s], False), (text[s:e], True)]
+        at = e
     pieces.append((text[at:end], False))
     return _finish(pieces, end < len(text), start > 0, html_marks)
 
@@ -231,7 +255,9 @@ def _finish(pieces: list[tuple[str, bool]], cut_end: bool, cut_start: bool,
 
 @dataclass(frozen=True, slots=True)
 class SearchHit(Mappable):
-    """One search result. `rank` is the 1-based position; `score` the relevance."""
+    """One search result. `rank` is the 1-based position; `score` the relevance;
+    `snippet` the excerpt around the best match (see snippet()), made when first read so
+    callers that never read it do not pay for it; `truncated` whether content was cut."""
 
     id: str
     session_id: str
@@ -240,8 +266,21 @@ class SearchHit(Mappable):
     created_at: datetime
     rank: int
     score: float
-    snippet: str = ""
     truncated: bool = False
+    _terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    _text: str | None = field(default=None, repr=False, compare=False)  # before any cut
+    _snippet: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def snippet(self) -> str:
+        if self._snippet is None:
+            text = self.content if self._text is None else self._text
+            object.__setattr__(self, "_snippet", make_snippet(text, self._terms))
+        assert self._snippet is not None
+        return self._snippet
+
+    def __getitem__(self, key: str) -> Any:
+        return self.snippet if key == "snippet" else Mappable.__getitem__(self, key)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -257,14 +296,18 @@ class SearchHit(Mappable):
         }
 
 
+make_snippet = snippet  # the name SearchHit.snippet would shadow in the class body
+
+
 def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -> list[SearchHit]:
-    """Hits with their snippet; unless `full`, content cut to MAX_HIT_CHARS (`truncated`)."""
+    """Hits that make their snippet from `terms`; unless `full`, content cut to
+    MAX_HIT_CHARS (`truncated`)."""
     shaped = []
     for hit in hits:
         cut = not full and len(hit.content) > MAX_HIT_CHARS
         shaped.append(replace(
-            hit, snippet=snippet(hit.content, terms),
-            content=hit.content[:MAX_HIT_CHARS] if cut else hit.content, truncated=cut))
+            hit, content=hit.content[:MAX_HIT_CHARS] if cut else hit.content, truncated=cut,
+            _terms=tuple(terms), _text=hit.content))
     return shaped
 
 
