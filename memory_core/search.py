@@ -135,7 +135,8 @@ def _marked_spans(text: str, terms: frozenset[str]) -> Iterator[tuple[int, int, 
         start, end = match.span()
         word = match.group(0)
         if match.group(1):  # a spaceless run: mark the characters its matching bigrams cover
-            yield from _bigram_spans(word, start, terms)
+            # (the index keeps at most MAX_DOC_TOKENS bigrams, so no more are looked at)
+            yield from _bigram_spans(word[: MAX_DOC_TOKENS + 1], start, terms)
             continue
         if word.isascii():  # the common case, cheaply: casefold is lower() for ASCII
             yield start, end, _stem(word[:MAX_TOKEN_CHARS].lower()) in terms
