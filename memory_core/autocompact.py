@@ -21,12 +21,12 @@ from .tokens import MESSAGE_OVERHEAD, estimate_message_tokens, estimate_tokens
 from .tree import Compaction
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .host import SessionHost
 
 log = logging.getLogger(__name__)
 
 
-def compact_function(session: Session) -> CompactFunction:
+def compact_function(session: SessionHost) -> CompactFunction:
     fn = session.config.compact_function
     if fn is None:
         fn = create_compact_function(default_summarizer(resolve_llm(session)),
@@ -34,7 +34,7 @@ def compact_function(session: Session) -> CompactFunction:
     return fn
 
 
-def summarize_all(session: Session, history: list[Message]) -> str:
+def summarize_all(session: SessionHost, history: list[Message]) -> str:
     """A summary of a whole history with the configured summariser (compact_and_split)."""
     fn = session.config.compact_function
     options = getattr(fn, "options", None)
@@ -48,14 +48,14 @@ def summarize_all(session: Session, history: list[Message]) -> str:
     return summary.strip()
 
 
-def estimate(session: Session) -> int:
+def estimate(session: SessionHost) -> int:
     """Tokens the next model call would carry: the frozen prompt plus history as read."""
     counter = session.config.threshold_counter or session.config.token_counter
     prompt, _ = session.context.frozen_prompt()
     return estimate_message_tokens(session.get_history(), counter=counter, system_prompt=prompt)
 
 
-def compact_now(session: Session) -> Compaction | None:
+def compact_now(session: SessionHost) -> Compaction | None:
     try:
         result = compact_function(session)(session)
     except Exception as exc:
@@ -65,7 +65,7 @@ def compact_now(session: Session) -> Compaction | None:
     return result
 
 
-def maybe_compact(session: Session, appended: Message | None = None) -> None:
+def maybe_compact(session: SessionHost, appended: Message | None = None) -> None:
     """After an append: compact when over the threshold; never raises, never undoes.
 
     The estimate of the path is remembered with its leaf, so an append to that leaf
@@ -96,7 +96,7 @@ def maybe_compact(session: Session, appended: Message | None = None) -> None:
     _succeeded(session, result)
 
 
-def _compact_automatically(session: Session) -> Compaction | None:
+def _compact_automatically(session: SessionHost) -> Compaction | None:
     """The configured compaction; a built-in one raises when its summary would not
     shrink, so that wasted model call starts the cooldown like any other failure."""
     fn = compact_function(session)
@@ -106,14 +106,14 @@ def _compact_automatically(session: Session) -> Compaction | None:
     return fn(session)
 
 
-def _cool_down(session: Session, *, error: str) -> None:
+def _cool_down(session: SessionHost, *, error: str) -> None:
     now = datetime.now(UTC)
     session.storage.set_compaction_state(
         session.id, error=error, failed_at=now if error else None,
         retry_at=now + timedelta(seconds=session.config.cooldown_seconds))
 
 
-def _failed(session: Session, exc: Exception) -> None:
+def _failed(session: SessionHost, exc: Exception) -> None:
     _cool_down(session, error=f"{type(exc).__name__}: {exc}")
     if not session.config.error_handlers:
         log.warning("compaction of session %s failed: %s", session.id, exc)
@@ -124,12 +124,12 @@ def _failed(session: Session, exc: Exception) -> None:
             log.exception("compaction error handler failed")
 
 
-def forget_estimate(session: Session) -> None:
+def forget_estimate(session: SessionHost) -> None:
     """History as read changed (compaction, deletes, a new prompt): re-read next time."""
     session.storage.set_estimate(session.id, None, 0)
 
 
-def _succeeded(session: Session, result: Compaction | None) -> None:
+def _succeeded(session: SessionHost, result: Compaction | None) -> None:
     if result is None:
         return
     forget_estimate(session)

@@ -17,20 +17,20 @@ from .llm.factory import default_llm
 from .messages import Message, new_id
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .host import SessionHost
     from .tools import Tool
 
 MAX_STEPS = 8  # model calls per turn; a model that keeps calling tools is stopped here
 UPSERT_EVERY_SECONDS = 0.25  # streaming writes the growing answer this often
 
 
-def resolve_llm(session: Session) -> Any:
+def resolve_llm(session: SessionHost) -> Any:
     if session.config.llm is None:
         session.config.llm = default_llm()
     return session.config.llm
 
 
-def _history(session: Session, leaf_id: str) -> list[Message]:
+def _history(session: SessionHost, leaf_id: str) -> list[Message]:
     history = session.get_history(leaf_id)
     return truncate_older_messages(history) if session.config.micro_compaction else history
 
@@ -48,7 +48,7 @@ def _assistant_parts(text: str, calls: list[Any]) -> list[dict[str, Any]]:
 
 
 def _run_tools(
-    session: Session, tools: dict[str, Tool], calls: list[Any], parent_id: str
+    session: SessionHost, tools: dict[str, Tool], calls: list[Any], parent_id: str
 ) -> tuple[Message, list[dict[str, Any]]]:
     parts, events = [], []
     for c in calls:
@@ -75,7 +75,7 @@ def _check(content: Any) -> str:
     return content
 
 
-def run_turn(session: Session, content: str, parent_id: str | None = None) -> Message:
+def run_turn(session: SessionHost, content: str, parent_id: str | None = None) -> Message:
     """A whole turn without streaming; returns the stored final assistant message."""
     final: Message | None = None
     for event in stream_turn(session, content, parent_id, stream=False):
@@ -86,7 +86,7 @@ def run_turn(session: Session, content: str, parent_id: str | None = None) -> Me
 
 
 def stream_turn(
-    session: Session, content: str, parent_id: str | None = None, *, stream: bool = True
+    session: SessionHost, content: str, parent_id: str | None = None, *, stream: bool = True
 ) -> Iterator[dict[str, Any]]:
     """Events: text_delta, tool_call, tool_result, then done with the stored message."""
     llm = resolve_llm(session)
@@ -127,14 +127,14 @@ def stream_turn(
         leaf = result_message.id
 
 
-def session_usage(session: Session, usage: Any) -> None:
+def session_usage(session: SessionHost, usage: Any) -> None:
     session.storage.add_usage(
         session.agent_id, session.id, input_tokens=int(usage.input_tokens),
         output_tokens=int(usage.output_tokens), cost=float(usage.cost))
 
 
 def _stream_step(
-    session: Session, llm: Any, system: str, history: list[Message], tools: list[Tool],
+    session: SessionHost, llm: Any, system: str, history: list[Message], tools: list[Tool],
     parent_id: str,
 ) -> Generator[dict[str, Any], None, tuple[str, Any]]:
     """Stream one model call, upserting the growing assistant message.

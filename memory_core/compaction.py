@@ -10,18 +10,27 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .errors import CompactionError
 from .messages import Message, tool_name
 from .tokens import MESSAGE_OVERHEAD, TokenCounter, estimate_tokens
 from .tree import Compaction
 
-if TYPE_CHECKING:
-    from .session import Session
+
+class CompactionHost(Protocol):
+    """What compaction needs from a session (`Session` satisfies it; importing session.py
+    here would be a cycle, since it imports this module)."""
+
+    def get_history(self, leaf_id: str | None = None, raw: bool = False) -> list[Message]: ...
+
+    def get_compactions(self) -> list[Compaction]: ...
+
+    def add_compaction(self, summary: str, from_id: str, to_id: str) -> Compaction: ...
+
 
 Summarize = Callable[[str], str]
-CompactFunction = Callable[["Session"], "Compaction | None"]
+CompactFunction = Callable[[CompactionHost], "Compaction | None"]
 DONE_STATES = ("output-available", "output-error")
 
 PROMPT_HEAD = """You are compacting a conversation so it keeps fitting in a model's context.
@@ -150,7 +159,7 @@ def create_compact_function(
     options = CompactOptions(summarize, protect_head, tail_token_budget, min_tail_messages,
                              token_counter)
 
-    def compact(session: Session) -> Compaction | None:
+    def compact(session: CompactionHost) -> Compaction | None:
         return run_compaction(session, options)
 
     compact.options = options  # type: ignore[attr-defined]
@@ -158,7 +167,7 @@ def create_compact_function(
 
 
 def run_compaction(
-    session: Session, options: CompactOptions, *, strict: bool = False,
+    session: CompactionHost, options: CompactOptions, *, strict: bool = False,
 ) -> Compaction | None:
     """Summarise the middle of the path; None when there is nothing to summarise.
 
