@@ -188,14 +188,8 @@ def prepare(
     if not isinstance(role, str) or role not in ROLES:
         raise InvalidInput(f"role must be one of user, assistant, system, tool (got {role!r})")
 
-    parts = data.get("parts")
-    if parts is None and isinstance(data.get("content"), str):
-        parts = [{"type": "text", "text": data["content"]}]
-    if not isinstance(parts, list):
-        raise InvalidInput("parts must be a list of objects")
-    for i, part in enumerate(parts):
-        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-            raise InvalidInput(f"parts[{i}] must be an object with a string 'type'")
+    parts = _parts_of(data)
+    check_parts(parts)
 
     metadata = data.get("metadata")
     if metadata is None:
@@ -233,6 +227,75 @@ def prepare(
         created_at=created_at,
         id_given=id_given,
     )
+
+
+def _parts_of(data: Mapping[str, Any]) -> Any:
+    """The parts given, or one text part made from the `content` shorthand."""
+    if data.get("content") is None:
+        return data.get("parts")
+    if data.get("parts") is not None:
+        raise InvalidInput("give parts or content, not both")
+    if not isinstance(data["content"], str):
+        raise InvalidInput("content must be a string (the text of one text part)")
+    return [{"type": "text", "text": data["content"]}]
+
+
+# Fields whose type is unambiguous, per known part type (AI SDK UIMessage parts and
+# SPEC §1's split tool form): (required, optional) field -> the JSON type it must have.
+_STR = (str, "a string")
+_OBJ = (dict, "an object")
+_BOOL = (bool, "a boolean")
+FieldRules = tuple[dict[str, tuple[type, str]], dict[str, tuple[type, str]]]
+_TOOL_OPTIONAL = {"state": _STR, "errorText": _STR, "providerExecuted": _BOOL,
+                  "callProviderMetadata": _OBJ}
+PART_FIELDS: dict[str, FieldRules] = {
+    "text": ({"text": _STR}, {"state": _STR, "providerMetadata": _OBJ}),
+    "reasoning": ({"text": _STR}, {"state": _STR, "providerMetadata": _OBJ}),
+    "tool-call": ({"toolCallId": _STR, "toolName": _STR}, {}),
+    "tool-result": ({"toolCallId": _STR}, {"toolName": _STR, "isError": _BOOL}),
+    "dynamic-tool": ({"toolCallId": _STR, "toolName": _STR}, _TOOL_OPTIONAL),
+    "source-url": ({"sourceId": _STR, "url": _STR}, {"title": _STR, "providerMetadata": _OBJ}),
+    "source-document": ({"sourceId": _STR, "mediaType": _STR, "title": _STR},
+                        {"filename": _STR, "providerMetadata": _OBJ}),
+    "file": ({"mediaType": _STR, "url": _STR}, {"filename": _STR, "providerMetadata": _OBJ}),
+    "step-start": ({}, {}),
+}
+_NAMED_TOOL: FieldRules = ({"toolCallId": _STR}, _TOOL_OPTIONAL)  # tool-<name>
+_DATA: FieldRules = ({}, {"id": _STR})  # data-<name>
+
+
+def _rules_for(kind: str) -> FieldRules | None:
+    if kind in PART_FIELDS:
+        return PART_FIELDS[kind]
+    if kind.startswith("tool-") and len(kind) > 5:
+        return _NAMED_TOOL
+    if kind.startswith("data-") and len(kind) > 5:
+        return _DATA
+    return None  # unknown types are stored unchanged
+
+
+def check_parts(parts: Any) -> None:
+    """Raise InvalidInput, naming the part and field, unless every known part is well typed."""
+    if not isinstance(parts, list):
+        raise InvalidInput("parts must be a list of objects")
+    for i, part in enumerate(parts):
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            raise InvalidInput(f"parts[{i}] must be an object with a string 'type'")
+        rules = _rules_for(part["type"])
+        if rules is not None:
+            _check_fields(i, part, rules)
+
+
+def _check_fields(i: int, part: dict[str, Any], rules: FieldRules) -> None:
+    required, optional = rules
+    for field, (_kind, name) in required.items():
+        if field not in part:
+            raise InvalidInput(f"parts[{i}] ({part['type']}) needs '{field}', {name}")
+    for field, (kind, name) in (required | optional).items():
+        value = part.get(field)
+        if field in part and not isinstance(value, kind) and not (field in optional and value is None):
+            raise InvalidInput(f"parts[{i}].{field} must be {name} "
+                               f"(got {type(value).__name__})")
 
 
 def tool_name(part: Mapping[str, Any]) -> str | None:

@@ -18,10 +18,12 @@ from pydantic import (
     StringConstraints,
     field_validator,
     model_serializer,
+    model_validator,
 )
 
+from memory_core.errors import InvalidInput
 from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL
-from memory_core.messages import MAX_ID_LENGTH
+from memory_core.messages import MAX_ID_LENGTH, check_parts
 from memory_core.search import MAX_HIT_CHARS
 
 Role = Literal["user", "assistant", "system", "tool"]
@@ -191,18 +193,30 @@ Part = dict[str, Any]
 class MessageIn(In):
     id: Id | None = Field(None, description="Optional; Arbor makes one when absent.")
     role: Role
-    parts: list[Part] = Field(max_length=10_000, description=(
+    parts: list[Part] | None = Field(None, max_length=10_000, description=(
         "AI SDK UIMessage parts: {type: 'text', text}, {type: 'reasoning', text}, tool "
-        "parts; unknown types are stored unchanged."))
+        "parts; known types must have their fields of the right type, unknown types are "
+        "stored unchanged. Give parts or content."))
+    content: Text | None = Field(None, description=(
+        "Shorthand for parts: [{type: 'text', text: content}]. Give parts or content."))
     metadata: dict[str, Any] | None = None
 
     @field_validator("parts")
     @classmethod
-    def _typed_parts(cls, parts: list[Part]) -> list[Part]:
-        for i, part in enumerate(parts):
-            if not isinstance(part.get("type"), str):
-                raise ValueError(f"parts[{i}] needs a string 'type'")
+    def _typed_parts(cls, parts: list[Part] | None) -> list[Part] | None:
+        if parts is not None:
+            try:
+                check_parts(parts)  # the engine's rule, so the 422 names the field here
+            except InvalidInput as exc:
+                raise ValueError(exc.detail) from None
         return parts
+
+    @model_validator(mode="after")
+    def _parts_or_content(self) -> MessageIn:
+        if (self.parts is None) == (self.content is None):
+            raise ValueError("give parts or content, not both" if self.parts is not None
+                             else "give parts (a list) or content (a string)")
+        return self
 
 
 class AppendIn(In):
