@@ -6,10 +6,13 @@ from typing import Any
 
 from django.http import HttpRequest
 from ninja import Router
+from ninja.errors import ValidationError
 from ninja.responses import Status
+from pydantic import ValidationError as PydanticError
 
 from ..access import agent_for, manager_and_session, manager_for
 from ..transfer import export_session, import_session
+from .errors import StrictJsonParser
 from .render import json_response
 from .schemas import SessionDocument, SessionOut, errors
 
@@ -23,10 +26,28 @@ def export(request: HttpRequest, session_id: str) -> Any:
     return json_response(export_session(manager, sid))
 
 
-@router.post("/agents/{aid:agent_id}/import",
+# The body is read by hand so a foreign agent is a 404 before the document is looked at
+# (as for every other foreign resource); the OpenAPI document still names its schema.
+DOCUMENT_BODY = {"requestBody": {"required": True, "content": {"application/json": {
+    "schema": {"$ref": "#/components/schemas/SessionDocument"}}}}}
+
+
+@router.post("/agents/{aid:agent_id}/import", openapi_extra=DOCUMENT_BODY,
              response={201: SessionOut, **errors(404, 413, 422)})
-def import_(request: HttpRequest, agent_id: str, body: SessionDocument) -> Any:
+def import_(request: HttpRequest, agent_id: str) -> Any:
     """A new session from an exported document. Ids are kept unless they would collide
     (the session id, overlay ids), and so are timestamps."""
     manager = manager_for(agent_for(request.auth, agent_id))
-    return Status(201, import_session(manager, body.model_dump()))
+    document = _document(request)
+    return Status(201, import_session(manager, document.model_dump()))
+
+
+def _document(request: HttpRequest) -> SessionDocument:
+    """The body as a SessionDocument; a 413/422 as for any other body."""
+    data = StrictJsonParser().parse_body(request)
+    try:
+        return SessionDocument.model_validate(data)
+    except PydanticError as exc:
+        # Located like ninja's own body errors, so the 422 names the field the same way.
+        raise ValidationError([{**e, "loc": ("body", "body", *e["loc"])}
+                               for e in exc.errors(include_url=False)]) from None
