@@ -22,8 +22,8 @@ from openai.types.responses import (  # noqa: E402
     ResponseOutputText,
 )
 
-from arbor.agents_session import ArborSession, item_to_message, message_to_items  # noqa: E402
-from arbor.client import AsyncArborClient  # noqa: E402
+from arbor_client import AsyncArborClient  # noqa: E402
+from arbor_client.agents_session import ArborSession, item_to_message, message_to_items  # noqa: E402
 from sessions_app.auth import create_key  # noqa: E402
 from tests.conftest import make_agent  # noqa: E402
 

@@ -1,10 +1,10 @@
-"""arbor.client against a real server on loopback (pytest-django's live server)."""
+"""arbor_client against a real server on loopback (pytest-django's live server)."""
 
 from __future__ import annotations
 
 import pytest
 
-from arbor.client import ArborAPIError, ArborClient, AsyncArborClient
+from arbor_client import ArborAPIError, ArborClient, AsyncArborClient
 from sessions_app.auth import create_key
 from tests.conftest import make_agent
 

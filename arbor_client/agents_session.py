@@ -1,7 +1,7 @@
 """`ArborSession`: the OpenAI Agents SDK `Session` protocol, kept in Arbor over its API.
 
     from agents import Agent, Runner
-    from arbor.agents_session import ArborSession
+    from arbor_client.agents_session import ArborSession
 
     session = await ArborSession.create(agent_id, base_url="http://127.0.0.1:8000",
                                         api_key="arb_...", name="support chat")

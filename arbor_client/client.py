@@ -1,6 +1,6 @@
 """A Python client for Arbor's JSON API, sync (`ArborClient`) and async (`AsyncArborClient`).
 
-    from arbor.client import ArborClient
+    from arbor_client import ArborClient
 
     with ArborClient("http://127.0.0.1:8000", api_key="arb_...") as arbor:
         agent = arbor.create_agent("helper", context=[{"label": "memory", "max_tokens": 500}])
