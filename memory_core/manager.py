@@ -78,7 +78,7 @@ class SessionManager:
         return self
 
     def with_llm(self, client: Any) -> SessionManager:
-        """The model for chat() and the LLM summariser (default: from the environment)."""
+        """The model for chat() and the LLM summariser (default: `llm.default_llm()`)."""
         self.config.llm = client
         return self
 
