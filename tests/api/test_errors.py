@@ -141,7 +141,7 @@ def test_moderately_nested_parts_round_trip(api, session_id):
     ({}, "message"),
     ({"message": {"parts": []}}, "message.role"),
     ({"message": {"role": "robot", "parts": []}}, "message.role"),
-    ({"message": {"role": "user"}}, "message.parts"),
+    ({"message": {"role": "user"}}, "message: give parts (a list) or content"),
     ({"message": {"role": "user", "parts": "hello"}}, "message.parts"),
     ({"message": {"role": "user", "parts": [{"text": "no type"}]}}, "message.parts"),
     ({"message": {"role": "user", "parts": [], "metadata": []}}, "message.metadata"),
