@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from .chat import resolve_llm
 from .compaction import (
+    BuiltinCompact,
     CompactFunction,
-    CompactOptions,
     build_prompt,
     create_compact_function,
     run_compaction,
@@ -37,8 +37,8 @@ def compact_function(session: SessionHost) -> CompactFunction:
 def summarize_all(session: SessionHost, history: list[Message]) -> str:
     """A summary of a whole history with the configured summariser (compact_and_split)."""
     fn = session.config.compact_function
-    options = getattr(fn, "options", None)
-    summarize = options.summarize if options else default_summarizer(resolve_llm(session))
+    summarize = (fn.options.summarize if isinstance(fn, BuiltinCompact)
+                 else default_summarizer(resolve_llm(session)))
     try:
         summary = summarize(build_prompt(history, None))
     except Exception as exc:  # summarisers are user code or network calls
@@ -100,9 +100,8 @@ def _compact_automatically(session: SessionHost) -> Compaction | None:
     """The configured compaction; a built-in one raises when its summary would not
     shrink, so that wasted model call starts the cooldown like any other failure."""
     fn = compact_function(session)
-    options = getattr(fn, "options", None)
-    if isinstance(options, CompactOptions):
-        return run_compaction(session, options, strict=True)
+    if isinstance(fn, BuiltinCompact):
+        return run_compaction(session, fn.options, strict=True)
     return fn(session)
 
 

@@ -147,6 +147,18 @@ def _latest_overlay(path: Sequence[Message], overlays: Sequence[Compaction]) -> 
     return None
 
 
+@dataclass(frozen=True)
+class BuiltinCompact:
+    """The compact function `create_compact_function` makes: callable like any other, with
+    its options readable, so the engine can reuse its summariser (compact_and_split) and
+    ask it to be strict (automatic compaction)."""
+
+    options: CompactOptions
+
+    def __call__(self, session: CompactionHost) -> Compaction | None:
+        return run_compaction(session, self.options)
+
+
 def create_compact_function(
     summarize: Summarize, protect_head: int = 3, tail_token_budget: int = 20_000,
     min_tail_messages: int = 2, token_counter: TokenCounter | None = None,
@@ -156,14 +168,8 @@ def create_compact_function(
     The previous summary is read from that session's own stored overlays each time, so
     nothing leaks between sessions that share the function.
     """
-    options = CompactOptions(summarize, protect_head, tail_token_budget, min_tail_messages,
-                             token_counter)
-
-    def compact(session: CompactionHost) -> Compaction | None:
-        return run_compaction(session, options)
-
-    compact.options = options  # type: ignore[attr-defined]
-    return compact
+    return BuiltinCompact(CompactOptions(summarize, protect_head, tail_token_budget,
+                                         min_tail_messages, token_counter))
 
 
 def run_compaction(

@@ -1,4 +1,10 @@
-"""What a SessionManager's builder configures for every session it hands out."""
+"""What a SessionManager's builder configures for every session it hands out.
+
+Settings that come from the host application (the tool-output limit, where skill files
+live) arrive through `default_config()`: the host installs a factory once with
+`set_default_config` (Arbor's Django app does so from settings), and every
+`SessionManager` starts from a fresh config that factory builds.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from .tree import Compaction
 
 ErrorHandler = Callable[[Exception], Any]
 CompactionListener = Callable[[Compaction], Any]
+FileSkillsFactory = Callable[[str], Any]  # folder -> a skill provider over its files
 DEFAULT_COOLDOWN_SECONDS = 300.0
 
 
@@ -30,3 +37,19 @@ class SessionConfig:
     llm: Any = None  # an LLMClient; None means: llm.default_llm() at first use
     micro_compaction: bool = True
     max_tool_output_chars: int = MAX_TOOL_OUTPUT_CHARS
+    file_skills: FileSkillsFactory | None = None  # None: blocks with `files` are refused
+
+
+_default_factory: Callable[[], SessionConfig] = SessionConfig
+
+
+def set_default_config(factory: Callable[[], SessionConfig]) -> None:
+    """Install the factory every new SessionManager takes its starting config from."""
+    global _default_factory
+    _default_factory = factory
+
+
+def default_config() -> SessionConfig:
+    """A fresh config from the installed factory (called per manager, so a changed
+    setting applies to the next manager)."""
+    return _default_factory()

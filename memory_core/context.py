@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from .errors import Conflict, InvalidInput, NotFound, OverBudget, ReadOnly
+from .limits import (
+    KINDS,
+    LABEL,
+    MAX_BLOCK_TOKENS,
+    MAX_ID_LENGTH,
+    NUL,
+    SCOPES,
+    Kind,
+    Scope,
+    strip_nul,
+)
 from .messages import Mappable
 from .prompt import Section, render
-from .providers.base import Kind, can_set, kind_of
+from .providers.base import can_set, kind_of
 from .providers.static import StaticProvider
 from .providers.stored import StoredSearch, StoredSkills, StoredText
 from .storage import ContextStorage
 from .tokens import TokenCounter, estimate_tokens
 
-Scope = Literal["session", "agent"]
-KINDS: tuple[Kind, ...] = ("readonly", "writable", "skill", "search")
-LABEL = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 SPEC_FIELDS = ("description", "max_tokens", "kind", "scope", "content", "files")
 
 
@@ -50,22 +57,22 @@ class BlockSpec:
         max_tokens = options.get("max_tokens")
         if max_tokens is not None and (
             isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-            or not 0 < max_tokens <= 10_000_000
+            or not 0 < max_tokens <= MAX_BLOCK_TOKENS
         ):
             raise InvalidInput("max_tokens must be a positive integer")
         kind = options.get("kind")
         if kind is not None and kind not in KINDS:
             raise InvalidInput(f"kind must be one of {', '.join(KINDS)}")
         scope: Scope = options.get("scope") or "session"
-        if scope not in ("session", "agent"):
-            raise InvalidInput("scope must be 'session' or 'agent'")
+        if scope not in SCOPES:
+            raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}")
         for name in ("description", "content", "files"):
             value = options.get(name)
             if value is not None and not isinstance(value, str):
                 raise InvalidInput(f"{name} must be a string")
         files = options.get("files")
         if files is not None and (not files.strip("/") or ".." in files.split("/")
-                                  or files.startswith("/") or "\x00" in files):
+                                  or files.startswith("/") or NUL in files):
             raise InvalidInput("files must be a folder inside the skills storage")
         return cls(
             label=label, description=options.get("description") or None, max_tokens=max_tokens,
@@ -127,8 +134,10 @@ class SessionContext:
     def __init__(
         self, store: ContextStorage, *, agent_id: str, session_id: str,
         declared: Sequence[BlockSpec] = (), counter: TokenCounter | None = None,
+        file_skills: Callable[[str], Any] | None = None,
     ) -> None:
         self.store = store
+        self.file_skills = file_skills  # folder -> skill provider, from the engine config
         self.agent_id = agent_id
         self.session_id = session_id
         self.declared = {spec.label: spec for spec in declared}
@@ -153,7 +162,9 @@ class SessionContext:
             return kind, StaticProvider(spec.content or "")
         if kind == "skill":
             if spec.files is not None:
-                return kind, self.store.file_skills(spec.files)
+                if self.file_skills is None:
+                    raise InvalidInput("skill files are not configured for this engine")
+                return kind, self.file_skills(spec.files)
             return kind, StoredSkills(self.store, key)
         if kind == "search":
             return kind, StoredSearch(self.store, key)
@@ -218,7 +229,7 @@ class SessionContext:
         """Replace a writable block's text. Raises ReadOnly, OverBudget, NotFound."""
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
-        content = content.replace("\x00", "")  # what storage can hold is what we report
+        content = strip_nul(content)  # what storage can hold is what we report
         block = self._writable(label)
         self._check_budget(block, content)
         block.provider.set(content)
@@ -228,7 +239,7 @@ class SessionContext:
         """Append a line to a writable block. Raises ReadOnly, OverBudget, NotFound."""
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
-        content = content.replace("\x00", "")
+        content = strip_nul(content)
         block = self._writable(label)
         current = block.provider.get()
         joined = current + ("\n" if current and not current.endswith("\n") else "") + content
@@ -245,8 +256,8 @@ class SessionContext:
             raise InvalidInput(f"block {label!r} has no entries; write it without a key")
         if not block.settable:
             raise ReadOnly(f"block {label!r} is read-only")
-        if not isinstance(key, str) or not key.strip() or len(key) > 255:
-            raise InvalidInput("key must be a non-empty string of at most 255 characters")
+        if not isinstance(key, str) or not key.strip() or len(key) > MAX_ID_LENGTH:
+            raise InvalidInput(f"key must be a non-empty string of at most {MAX_ID_LENGTH} characters")
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
         self._check_budget(block, content)

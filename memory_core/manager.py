@@ -10,10 +10,10 @@ from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
 from .compaction import CompactFunction
-from .config import CompactionListener, ErrorHandler, SessionConfig
+from .config import CompactionListener, ErrorHandler, SessionConfig, default_config
 from .context import BlockSpec
 from .errors import InvalidInput, NotFound
-from .limits import MAX_COST, MAX_TOKEN_TOTAL
+from .limits import MAX_COST, MAX_NAME, MAX_REASON, MAX_TOKEN_TOTAL, strip_nul
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
 from .search import SearchHit, clamp_limit, query_terms, shape_hits
@@ -22,8 +22,6 @@ from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
 from .tools import Tool, export, session_search_tool
 from .tree import SUMMARY_PREFIX, Compaction
-
-MAX_NAME = 200
 
 
 def _agent_id(agent: Any) -> str:
@@ -38,7 +36,7 @@ def _name(value: Any) -> str:
         return ""
     if not isinstance(value, str):
         raise InvalidInput("name must be a string")
-    name = value.replace("\x00", "").strip()
+    name = strip_nul(value).strip()
     if len(name) > MAX_NAME:
         raise InvalidInput(f"name is longer than {MAX_NAME} characters")
     return name
@@ -49,7 +47,7 @@ def _optional_text(value: Any, what: str) -> str | None:
         return None
     if not isinstance(value, str) or len(value) > MAX_NAME:
         raise InvalidInput(f"{what} must be a string of at most {MAX_NAME} characters")
-    return value.replace("\x00", "")
+    return strip_nul(value)
 
 
 class SessionManager:
@@ -58,7 +56,7 @@ class SessionManager:
     def __init__(self, agent_id: str, storage: SessionStorage) -> None:
         self.agent_id = agent_id
         self.storage = storage
-        self.config = SessionConfig()
+        self.config = default_config()
 
     # ------------------------------------------------------------ builder
     def with_context(self, label: str, **options: Any) -> SessionManager:
@@ -122,13 +120,13 @@ class SessionManager:
     @classmethod
     def for_agent(
         cls, agent: Any, *, storage: SessionStorage | None = None,
-        storage_path: str = DEFAULT_STORAGE,
+        storage_path: str = DEFAULT_STORAGE, config: SessionConfig | None = None,
     ) -> SessionManager:
-        """A manager for an Agent (model instance or id), on the ORM storage by default."""
+        """A manager for an Agent (model instance or id), on the ORM storage by default,
+        starting from `config` (default: `default_config()`, which the host installs)."""
         manager = cls(_agent_id(agent), storage if storage is not None else load_storage(storage_path))
-        limit = getattr(manager.storage, "max_tool_output_chars", None)
-        if isinstance(limit, int) and limit > 0:
-            manager.config.max_tool_output_chars = limit
+        if config is not None:
+            manager.config = config
         return manager
 
     # ----------------------------------------------------------------- registry
@@ -160,10 +158,16 @@ class SessionManager:
         """Delete a session with its messages, overlays and search rows."""
         return self.storage.delete_session(self.agent_id, _check_id(session_id, "session_id"))
 
+    def delete_agent_sessions(self) -> int:
+        """Delete every session of the agent, each as delete() does; how many were deleted.
+
+        The caller deletes the agent itself, in the same transaction (admin and API do)."""
+        return sum(self.storage.delete_session(self.agent_id, info.id) for info in self.list())
+
     def end(self, session_id: str, reason: str) -> SessionInfo:
         """Mark a session ended (end_reason, at most 100 characters)."""
-        if reason is not None and (not isinstance(reason, str) or len(reason) > 100):
-            raise InvalidInput("end_reason must be a string of at most 100 characters")
+        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
+            raise InvalidInput(f"end_reason must be a string of at most {MAX_REASON} characters")
         return self.storage.update_session(
             self.agent_id, _check_id(session_id, "session_id"),
             end_reason=_optional_text(reason, "end_reason"),
@@ -322,6 +326,7 @@ class SessionManager:
     alist = sync_to_async(list)
     arename = sync_to_async(rename)
     adelete = sync_to_async(delete)
+    adelete_agent_sessions = sync_to_async(delete_agent_sessions)
     aget_session = sync_to_async(get_session)
     aadd_usage = sync_to_async(add_usage)
     aappend = sync_to_async(append)

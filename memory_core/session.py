@@ -9,10 +9,11 @@ from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
 from . import chat as chat_turn
-from .config import SessionConfig
+from .config import SessionConfig, default_config
 from .context import ContextBlock, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
-from .messages import MAX_ID_LENGTH, Message, NewMessage, prepare
+from .limits import MAX_ID_LENGTH, is_id
+from .messages import Message, NewMessage, prepare
 from .search import SearchHit, clamp_limit, query_terms, shape_hits
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
@@ -22,7 +23,7 @@ MessageInput = Message | Mapping[str, Any]
 
 
 def _check_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_ID_LENGTH or "\x00" in value:
+    if not is_id(value):
         raise InvalidInput(f"{what} must be a string of 1 to {MAX_ID_LENGTH} characters")
     return value
 
@@ -41,10 +42,11 @@ class Session:
         self.storage = storage
         self.agent_id = agent_id
         self.id = session_id
-        self.config = config or SessionConfig()
+        self.config = config or default_config()
         self.context = SessionContext(
             storage, agent_id=agent_id, session_id=session_id,
             declared=list(self.config.declared.values()), counter=self.config.token_counter,
+            file_skills=self.config.file_skills,
         )
         self._extra_tools = list(extra_tools)
 
@@ -209,9 +211,7 @@ class Session:
             self._release()
 
     def _release(self) -> None:
-        release = getattr(self.storage, "release", None)
-        if callable(release):
-            release()  # e.g. close this worker thread's database connection
+        self.storage.release()  # e.g. close this worker thread's database connection
 
     # ------------------------------------------------------------ compaction
     def compact(self) -> Compaction | None:

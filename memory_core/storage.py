@@ -28,8 +28,6 @@ class ContextStorage(Protocol):
     """What context blocks need from a database. Keys and namespaces are already scoped
     (session or agent) by the engine."""
 
-    def agent_templates(self, agent_id: str) -> list[dict[str, Any]]: ...
-
     def session_blocks(self, session_id: str) -> list[tuple[str, dict[str, Any], bool]]:
         """(label, spec, removed) in declaration order."""
 
@@ -66,13 +64,14 @@ class ContextStorage(Protocol):
     def skill_states(self, session_id: str) -> list[tuple[str, str, bool, Any, Any]]:
         """(label, key, loaded, loaded_at, unloaded_at)."""
 
-    def file_skills(self, location: str) -> Any:
-        """A skill provider over the configured file storage, rooted at `location`."""
-
 
 class SessionStorage(ContextStorage, Protocol):
     """Registry calls take the agent id; message calls take a session id that the
     engine has already checked belongs to that agent."""
+
+    def release(self) -> None:
+        """Free what this thread holds (e.g. its database connection): async callers run
+        turns in worker threads that end afterwards."""
 
     # --- registry -------------------------------------------------------------
     def create_session(

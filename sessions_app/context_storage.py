@@ -139,8 +139,3 @@ class OrmContextStorage:
     def skill_states(self, session_id: str) -> list[tuple[str, str, bool, Any, Any]]:
         return list(models.SkillState.objects.filter(session_id=session_id).order_by("id")
                     .values_list("label", "key", "loaded", "loaded_at", "unloaded_at"))
-
-    def file_skills(self, location: str) -> Any:
-        from .providers import FileSkills
-
-        return FileSkills(location)

@@ -1,12 +1,16 @@
 """The engine's configuration, built from Django settings: the one place that reads
-settings.ARBOR_LLM_* and ARBOR_ANTHROPIC_API_KEY (arbor/settings.py fills them from the
-environment). Installed once, from SessionsAppConfig.ready()."""
+settings.ARBOR_LLM_*, ARBOR_ANTHROPIC_API_KEY and ARBOR_MAX_TOOL_OUTPUT_CHARS
+(arbor/settings.py fills them from the environment). Installed once, from SessionsAppConfig.ready()."""
 
 from __future__ import annotations
 
 from django.conf import settings
 
+from memory_core.config import SessionConfig, set_default_config
 from memory_core.llm import LLMClient, client_from_config, set_default_llm
+from memory_core.messages import MAX_TOOL_OUTPUT_CHARS
+
+from .providers import FileSkills
 
 
 def llm_from_settings() -> LLMClient:
@@ -19,6 +23,17 @@ def llm_from_settings() -> LLMClient:
     )
 
 
+def config_from_settings() -> SessionConfig:
+    """Every SessionManager's starting config: the tool-output limit and skill files
+    from settings (read per manager, so override_settings applies)."""
+    return SessionConfig(
+        max_tool_output_chars=int(getattr(settings, "ARBOR_MAX_TOOL_OUTPUT_CHARS",
+                                          MAX_TOOL_OUTPUT_CHARS)),
+        file_skills=FileSkills,
+    )
+
+
 def install() -> None:
-    """Hand the engine its default model factory."""
+    """Hand the engine its default model factory and its starting config."""
     set_default_llm(llm_from_settings)
+    set_default_config(config_from_settings)

@@ -6,7 +6,6 @@ Three halves, one per module: the registry (registry_storage.py), messages in SQ
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import connection
 
 from .context_storage import OrmContextStorage
@@ -20,7 +19,3 @@ class OrmStorage(OrmRegistry, OrmMessages, OrmContextStorage):
     def release(self) -> None:
         """Close this thread's connection: async callers run turns in worker threads."""
         connection.close()
-
-    @property
-    def max_tool_output_chars(self) -> int:
-        return int(getattr(settings, "ARBOR_MAX_TOOL_OUTPUT_CHARS", 100_000))
