@@ -6,15 +6,12 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
 from .errors import InvalidInput
-
-Role = Literal["user", "assistant", "system", "tool"]
-ROLES: frozenset[str] = frozenset(("user", "assistant", "system", "tool"))
-MAX_ID_LENGTH = 255
+from .limits import MAX_ID_LENGTH, NUL, ROLES, is_id
 
 
 class Message(NamedTuple):
@@ -186,7 +183,7 @@ def prepare(
 
     role = data.get("role")
     if not isinstance(role, str) or role not in ROLES:
-        raise InvalidInput(f"role must be one of user, assistant, system, tool (got {role!r})")
+        raise InvalidInput(f"role must be one of {', '.join(ROLES)} (got {role!r})")
 
     parts = _parts_of(data)
     check_parts(parts)
@@ -200,8 +197,7 @@ def prepare(
     raw_id = data.get("id")
     if raw_id is None or raw_id == "":
         message_id, id_given = new_id(), False
-    elif (isinstance(raw_id, str) and len(raw_id) <= MAX_ID_LENGTH
-          and raw_id.strip() == raw_id and "\x00" not in raw_id):
+    elif is_id(raw_id) and raw_id.strip() == raw_id:
         message_id, id_given = raw_id, True
     else:
         raise InvalidInput(f"id must be a string of 1 to {MAX_ID_LENGTH} characters without surrounding spaces")
@@ -349,7 +345,7 @@ def project_text(parts: Iterable[Mapping[str, Any]]) -> str:
             pieces.append(str(part["errorText"]))
         chunks.append(" ".join(p for p in pieces if p))
     # Postgres text columns cannot hold NUL; a space keeps the words apart.
-    return "\n".join(chunks).replace("\x00", " ")
+    return "\n".join(chunks).replace(NUL, " ")
 
 
 def tool_calls_in(parts: Iterable[Mapping[str, Any]]) -> dict[str, str]:

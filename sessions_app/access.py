@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_core import NotFound, Session, SessionManager
-from memory_core.messages import MAX_ID_LENGTH
+from memory_core.limits import is_id
 
 from . import models
 from .auth import Principal
@@ -18,7 +18,7 @@ from .auth import Principal
 
 def _plausible(value: Any) -> bool:
     # A NUL would reach Postgres as a parameter and fail there; no stored id has one.
-    return isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH and "\x00" not in value
+    return is_id(value)
 
 
 def manager_for(agent: models.Agent | str) -> SessionManager:

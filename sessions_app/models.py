@@ -7,6 +7,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_NAME, MAX_REASON, MAX_ROW_ID_LENGTH
+
 
 def uuid_str() -> str:
     return str(uuid.uuid4())
@@ -15,9 +17,10 @@ def uuid_str() -> str:
 class Agent(models.Model):
     """One assistant's memory, owned by a user."""
 
-    id = models.CharField(primary_key=True, max_length=36, default=uuid_str, editable=False)
+    id = models.CharField(primary_key=True, max_length=MAX_ROW_ID_LENGTH, default=uuid_str,
+                          editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agents")
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=MAX_NAME)
     # Block templates every new session starts with (SPEC §9 block template shape).
     context = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -35,18 +38,19 @@ class Agent(models.Model):
 class Session(models.Model):
     """One conversation's registry row (SPEC §1)."""
 
-    id = models.CharField(primary_key=True, max_length=36, default=uuid_str, editable=False)
+    id = models.CharField(primary_key=True, max_length=MAX_ROW_ID_LENGTH, default=uuid_str,
+                          editable=False)
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sessions")
-    name = models.CharField(max_length=200, blank=True, default="")
+    name = models.CharField(max_length=MAX_NAME, blank=True, default="")
     parent_session = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="continuations"
     )
-    model = models.CharField(max_length=200, null=True, blank=True)
-    source = models.CharField(max_length=200, null=True, blank=True)
+    model = models.CharField(max_length=MAX_NAME, null=True, blank=True)
+    source = models.CharField(max_length=MAX_NAME, null=True, blank=True)
     input_tokens = models.BigIntegerField(default=0)
     output_tokens = models.BigIntegerField(default=0)
     estimated_cost = models.FloatField(default=0.0)
-    end_reason = models.CharField(max_length=100, null=True, blank=True)
+    end_reason = models.CharField(max_length=MAX_REASON, null=True, blank=True)
     # Kept by every message write, so lists and search statistics need no COUNT(*).
     message_count = models.IntegerField(default=0)
     search_tokens = models.BigIntegerField(default=0)
@@ -56,7 +60,7 @@ class Session(models.Model):
     compaction_retry_at = models.DateTimeField(null=True, blank=True)
     # The token estimate of the path to estimate_leaf_id, so the check after an append
     # to that leaf adds one message instead of re-reading the whole path.
-    estimate_leaf_id = models.CharField(max_length=255, null=True, blank=True)
+    estimate_leaf_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
     estimate_tokens = models.BigIntegerField(default=0)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -79,9 +83,9 @@ class Message(models.Model):
 
     seq = models.BigAutoField(primary_key=True)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages", db_index=False)
-    message_id = models.CharField(max_length=255)
+    message_id = models.CharField(max_length=MAX_ID_LENGTH)
     parent_seq = models.BigIntegerField(null=True, blank=True)
-    parent_message_id = models.CharField(max_length=255, null=True, blank=True)
+    parent_message_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
     role = models.CharField(max_length=16)
     parts = models.TextField(default="[]")  # JSON text, returned as stored
     metadata = models.TextField(default="{}")  # JSON text
@@ -107,11 +111,11 @@ class Compaction(models.Model):
     """An overlay that reads a path range as a summary; stored messages stay untouched."""
 
     seq = models.BigAutoField(primary_key=True)
-    overlay_id = models.CharField(max_length=36, unique=True, default=uuid_str, editable=False)
+    overlay_id = models.CharField(max_length=MAX_ROW_ID_LENGTH, unique=True, default=uuid_str, editable=False)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="compactions")
     summary = models.TextField()
-    from_message_id = models.CharField(max_length=255)
-    to_message_id = models.CharField(max_length=255)
+    from_message_id = models.CharField(max_length=MAX_ID_LENGTH)
+    to_message_id = models.CharField(max_length=MAX_ID_LENGTH)
     created_at = models.DateTimeField()
 
     class Meta:
@@ -130,7 +134,7 @@ class SessionBlock(models.Model):
     or added at runtime. `removed` hides a block declared in code (with_context)."""
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="blocks")
-    label = models.CharField(max_length=100)
+    label = models.CharField(max_length=MAX_LABEL)
     position = models.IntegerField(default=0)
     spec = models.JSONField(default=dict)  # description, max_tokens, kind, scope, content, files
     removed = models.BooleanField(default=False)
@@ -169,7 +173,7 @@ class Entry(models.Model):
 
     seq = models.BigAutoField(primary_key=True)
     namespace = models.CharField(max_length=400)
-    key = models.CharField(max_length=255)
+    key = models.CharField(max_length=MAX_ID_LENGTH)
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE,
                                 related_name="+")
@@ -206,8 +210,8 @@ class SkillState(models.Model):
     """Which skills a session has loaded; unloaded_at hides earlier load results on read."""
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="skills")
-    label = models.CharField(max_length=100)
-    key = models.CharField(max_length=255)
+    label = models.CharField(max_length=MAX_LABEL)
+    key = models.CharField(max_length=MAX_ID_LENGTH)
     loaded = models.BooleanField(default=True)
     loaded_at = models.DateTimeField()
     unloaded_at = models.DateTimeField(null=True, blank=True)

@@ -1,7 +1,7 @@
 """Context providers: where a block's content comes from (SPEC §4)."""
 
+from ..limits import Kind
 from .base import (
-    Kind,
     ReadOnlyProvider,
     SearchProvider,
     SearchResult,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-Kind = Literal["readonly", "writable", "skill", "search"]
+from ..limits import Kind
 
 
 @runtime_checkable

@@ -12,9 +12,10 @@ from pydantic import ValidationError as PydanticError
 
 from ..access import agent_for, manager_and_session, manager_for
 from ..transfer import export_session, import_session
+from .documents import SessionDocument
 from .errors import StrictJsonParser
 from .render import json_response
-from .schemas import SessionDocument, SessionOut, errors
+from .schemas import SessionOut, errors
 
 router = Router(tags=["export"])
 

@@ -15,6 +15,7 @@ import orjson
 from django.db.models import Q, QuerySet
 
 from memory_core import InvalidInput
+from memory_core.limits import is_id
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -33,7 +34,7 @@ def decode(cursor: str) -> tuple[datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         stamp, row_id = orjson.loads(raw)
-        if not isinstance(row_id, str) or "\x00" in row_id:
+        if not is_id(row_id):
             raise ValueError
         when = datetime.fromisoformat(stamp)
         if when.tzinfo is None:

@@ -11,6 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import register_converter
 from ninja.renderers import BaseRenderer
 
+from memory_core.limits import MAX_ID_LENGTH, NUL
+
 CONTENT_TYPE = "application/json; charset=utf-8"
 
 
@@ -46,10 +48,10 @@ def json_response(data: Any, status: int = 200) -> HttpResponse:
 
 
 class IdConverter:
-    """A path segment that can be an id: 1-255 characters, no '/' and no NUL (which no
+    """A path segment that can be an id: 1-MAX_ID_LENGTH characters, no '/' and no NUL (which no
     database column can hold); anything else is an unmatched URL, a JSON 404."""
 
-    regex = "[^/\x00]{1,255}"
+    regex = f"[^/{NUL}]{{1,{MAX_ID_LENGTH}}}"
 
     def to_python(self, value: str) -> str:
         return value

@@ -2,17 +2,17 @@
 
 Inputs forbid unknown fields and are strict about types, so a typo or a wrong type is a
 422 naming the field rather than a silent default. Ids in inputs refuse NUL, which no
-database column can hold.
+database column can hold. Limits, patterns and literals come from memory_core.limits;
+the export/import document shapes live in documents.py.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from datetime import datetime
+from typing import Annotated, Any
 
 from ninja import Schema
 from pydantic import (
-    AfterValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -22,23 +22,41 @@ from pydantic import (
 )
 
 from memory_core.errors import InvalidInput
-from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL
-from memory_core.messages import MAX_ID_LENGTH, check_parts
+from memory_core.limits import (
+    FILES_PATTERN,
+    LABEL_PATTERN,
+    MAX_BATCH,
+    MAX_BLOCK_CONTENT,
+    MAX_BLOCK_TOKENS,
+    MAX_COST,
+    MAX_DESCRIPTION,
+    MAX_ID_LENGTH,
+    MAX_NAME,
+    MAX_PARTS,
+    MAX_REASON,
+    MAX_ROW_ID_LENGTH,
+    MAX_TEMPLATES,
+    MAX_TEXT,
+    MAX_TOKEN_TOTAL,
+    NO_NUL_PATTERN,
+    Kind,
+    Role,
+    Scope,
+)
+from memory_core.messages import check_parts
 from memory_core.search import MAX_HIT_CHARS
 
-Role = Literal["user", "assistant", "system", "tool"]
-Kind = Literal["readonly", "writable", "skill", "search"]
-Scope = Literal["session", "agent"]
-
-NO_NUL = r"^[^\x00]*$"
+NO_NUL = NO_NUL_PATTERN
 Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH, pattern=NO_NUL)]
-Name = Annotated[str, StringConstraints(max_length=200, pattern=NO_NUL)]
-Label = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")]
-Text = Annotated[str, StringConstraints(max_length=10_000_000)]
+Name = Annotated[str, StringConstraints(max_length=MAX_NAME, pattern=NO_NUL)]
+Label = Annotated[str, StringConstraints(pattern=LABEL_PATTERN)]
+Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 Count = Annotated[int, Field(ge=0, le=MAX_TOKEN_TOTAL)]
 Cost = Annotated[float, Field(ge=0, le=MAX_COST, allow_inf_nan=False)]
-RowId = Annotated[str, StringConstraints(min_length=1, max_length=36, pattern=NO_NUL)]
-Reason = Annotated[str, StringConstraints(max_length=100, pattern=NO_NUL)]
+RowId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ROW_ID_LENGTH, pattern=NO_NUL)]
+Reason = Annotated[str, StringConstraints(max_length=MAX_REASON, pattern=NO_NUL)]
+Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION, pattern=NO_NUL)]
+AgentName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME, pattern=NO_NUL)]
 
 
 class In(Schema):
@@ -57,14 +75,12 @@ class ConflictOut(ErrorOut):
 
 # ------------------------------------------------------------------ agents
 class BlockOptions(In):
-    description: Annotated[str, StringConstraints(max_length=1000, pattern=NO_NUL)] | None = None
-    max_tokens: Annotated[int, Field(gt=0, le=10_000_000)] | None = None
+    description: Description | None = None
+    max_tokens: Annotated[int, Field(gt=0, le=MAX_BLOCK_TOKENS)] | None = None
     kind: Kind | None = Field(None, description="Default: writable.")
-    content: Annotated[str, StringConstraints(max_length=1_000_000, pattern=NO_NUL)] | None = None
+    content: Annotated[str, StringConstraints(max_length=MAX_BLOCK_CONTENT, pattern=NO_NUL)] | None = None
     scope: Scope | None = Field(None, description="Default: session.")
-    files: Annotated[str, StringConstraints(
-        max_length=200, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_-]*(/[A-Za-z0-9_][A-Za-z0-9_-]*)*$",
-    )] | None = Field(None, description="A skill block's folder in the skills storage.")
+    files: Annotated[str, StringConstraints(max_length=MAX_NAME, pattern=FILES_PATTERN)] | None = Field(None, description="A skill block's folder in the skills storage.")
 
 
 class BlockTemplate(BlockOptions):
@@ -89,14 +105,14 @@ class BlockTemplateOut(Schema):
 
 
 class AgentIn(In):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NO_NUL)]
-    context: list[BlockTemplate] = Field(default_factory=list, max_length=100)
+    name: AgentName
+    context: list[BlockTemplate] = Field(default_factory=list, max_length=MAX_TEMPLATES)
 
 
 class AgentPatch(In):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NO_NUL)] | None = None
+    name: AgentName | None = None
     context: list[BlockTemplate] | None = Field(
-        None, max_length=100, description="Replaces the templates; existing sessions keep "
+        None, max_length=MAX_TEMPLATES, description="Replaces the templates; existing sessions keep "
         "the blocks they started with.")
 
 
@@ -164,7 +180,7 @@ class CompactAndSplitIn(In):
 
 
 class CompactionIn(In):
-    summary: Annotated[str, StringConstraints(min_length=1, max_length=1_000_000)]
+    summary: Annotated[str, StringConstraints(min_length=1, max_length=MAX_BLOCK_CONTENT)]
     from_message_id: Id
     to_message_id: Id
 
@@ -193,7 +209,7 @@ Part = dict[str, Any]
 class MessageIn(In):
     id: Id | None = Field(None, description="Optional; Arbor makes one when absent.")
     role: Role
-    parts: list[Part] | None = Field(None, max_length=10_000, description=(
+    parts: list[Part] | None = Field(None, max_length=MAX_PARTS, description=(
         "AI SDK UIMessage parts: {type: 'text', text}, {type: 'reasoning', text}, tool "
         "parts; known types must have their fields of the right type, unknown types are "
         "stored unchanged. Give parts or content."))
@@ -228,7 +244,7 @@ class AppendIn(In):
 
 
 class BatchIn(In):
-    messages: list[MessageIn] = Field(min_length=1, max_length=1000)
+    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_BATCH)
     parent_id: Id | None = None
 
 
@@ -312,7 +328,7 @@ class ContentIn(In):
 
 class EntryIn(In):
     content: Text
-    description: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    description: Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION)] | None = None
 
 
 class EntryOut(Schema):
@@ -350,7 +366,7 @@ class ToolCallOut(Schema):
 
 # --------------------------------------------------------------------- chat
 class ChatIn(In):
-    content: Annotated[str, StringConstraints(min_length=1, max_length=1_000_000)]
+    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_BLOCK_CONTENT)]
     parent_id: Id | None = None
     stream: bool = Field(False, description="Answer text/event-stream: text_delta, "
                          "tool_call, tool_result events, then done with the stored message.")
@@ -362,96 +378,3 @@ def errors(*statuses: int) -> dict[int, type[ErrorOut]]:
     for status in statuses:
         out[status] = ConflictOut if status == 409 else ErrorOut
     return out
-
-
-# ------------------------------------------------------------ export/import
-def _utc(value: datetime) -> datetime:
-    # Postgres refuses offsets past ±15:59; every stored time is UTC anyway.
-    try:
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError("datetime is out of range") from None
-
-
-Stamp = Annotated[datetime, AfterValidator(_utc)]
-
-
-class Doc(Schema):
-    # Lax about types (timestamps arrive as text), strict about unknown fields.
-    model_config = ConfigDict(extra="forbid")
-
-
-class DocSession(Doc):
-    id: RowId
-    name: Name = ""
-    parent_session_id: RowId | None = None
-    model: Name | None = None
-    source: Name | None = None
-    input_tokens: Count = 0
-    output_tokens: Count = 0
-    estimated_cost: Cost = 0.0
-    end_reason: Reason | None = None
-    created_at: Stamp
-    updated_at: Stamp
-
-
-class DocMessage(Doc):
-    id: Id
-    parent_id: Id | None = None
-    role: Role
-    parts: list[dict[str, Any]]
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    created_at: Stamp
-
-
-class DocCompaction(Doc):
-    id: RowId
-    summary: Annotated[str, StringConstraints(min_length=1)]
-    from_message_id: Id
-    to_message_id: Id
-    created_at: Stamp
-
-
-class DocEntry(Doc):
-    key: Id
-    content: str
-    description: str = ""
-
-
-class DocBlock(Doc):
-    label: Label
-    spec: BlockOptions
-    removed: bool = False
-    content: str | None = Field(None, description="A session-scoped writable block's text.")
-    entries: list[DocEntry] = Field(default_factory=list, description="A session-scoped "
-                                    "skill or search block's entries.")
-
-
-class DocSkill(Doc):
-    label: Label
-    key: Id
-    loaded: bool
-    loaded_at: Stamp
-    unloaded_at: Stamp | None = None
-
-
-class DocPrompt(Doc):
-    text: Annotated[str, StringConstraints(max_length=10_000_000, pattern=NO_NUL)]
-    sections: dict[Label, Annotated[str, StringConstraints(max_length=200)]] = Field(
-        default_factory=dict)
-    frozen_at: Stamp
-
-
-class SessionDocument(Doc):
-    """A whole session: registry row, message tree (parents before children),
-    compaction overlays and session-scoped blocks with their contents."""
-
-    format: Literal["arbor.session"] = "arbor.session"
-    version: Literal[1] = 1
-    session: DocSession
-    messages: list[DocMessage] = Field(default_factory=list)
-    compactions: list[DocCompaction] = Field(default_factory=list)
-    blocks: list[DocBlock] = Field(default_factory=list)
-    skills: list[DocSkill] = Field(default_factory=list, description="Skills loaded or "
-                                   "unloaded in the session (absent in older documents).")
-    prompt: DocPrompt | None = Field(None, description="The frozen system prompt, if any.")
