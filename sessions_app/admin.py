@@ -25,6 +25,7 @@ from memory_core.context import specs_from_templates
 from memory_core.tree import TreeRow, depth_order, preview
 
 from . import models
+from .agents import delete_agent
 
 MAX_TREE_ROWS = 500  # the change page stays usable for long sessions
 MAX_INDENT = 40  # deeper levels keep this indent; the depth column still tells
@@ -160,11 +161,7 @@ class AgentAdmin(admin.ModelAdmin):
                         {"sessions": totals["sessions"], "messages": totals["messages"] or 0})
 
     def delete_model(self, request: HttpRequest, obj: models.Agent) -> None:
-        # Sessions first, through the engine, so their search rows and overlays go too.
-        manager = SessionManager.for_agent(obj)
-        for session_id in obj.sessions.values_list("id", flat=True):
-            manager.delete(session_id)
-        obj.delete()
+        delete_agent(obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[models.Agent]) -> None:
         for obj in queryset:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.http import HttpRequest
 from ninja import Query, Router
 from ninja.responses import Status
@@ -13,7 +12,8 @@ from memory_core import InvalidInput
 from memory_core.context import specs_from_templates
 
 from .. import models
-from ..access import agent_for, agents_of, manager_for
+from ..access import agent_for, agents_of
+from ..agents import delete_agent as delete_agent_row
 from .errors import Forbidden
 from .pagination import DEFAULT_LIMIT, MAX_LIMIT, page
 from .schemas import AgentIn, AgentList, AgentOut, AgentPatch, BlockTemplate, errors
@@ -80,11 +80,5 @@ def update_agent(request: HttpRequest, agent_id: str, body: AgentPatch) -> Any:
 @router.delete("/agents/{aid:agent_id}", response={204: None, **errors(404)})
 def delete_agent(request: HttpRequest, agent_id: str) -> Any:
     """Delete the agent with all its sessions, messages, blocks and search rows."""
-    agent = agent_for(request.auth, agent_id)
-    manager = manager_for(agent)
-    with transaction.atomic():
-        # Sessions through the engine, so their search rows and overlays go too.
-        for session_id in agent.sessions.values_list("id", flat=True):
-            manager.delete(session_id)
-        agent.delete()
+    delete_agent_row(agent_for(request.auth, agent_id))
     return Status(204, None)
