@@ -7,7 +7,11 @@ from django.views.decorators.http import require_safe
 
 HOME = """<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>Arbor</title></head>
+<head><meta charset="utf-8"><title>Arbor</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<style>body { font: 16px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; }</style>
+</head>
 <body>
 <h1>Arbor</h1>
 <p>Tree-structured conversation memory for LLM agents.</p>
