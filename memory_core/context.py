@@ -17,6 +17,7 @@ from .limits import (
     SCOPES,
     Kind,
     Scope,
+    is_id,
     strip_nul,
 )
 from .messages import Mappable
@@ -96,6 +97,19 @@ class ContextBlock(Mappable):
     writable: bool
     is_skill: bool
     is_searchable: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEntry(Mappable):
+    """One entry of a skill or search block, as `get_context_entry` reports it."""
+
+    label: str
+    key: str
+    content: str
+    description: str | None
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -205,6 +219,17 @@ class SessionContext:
 
     def get_context_blocks(self) -> list[ContextBlock]:
         return [self._report(b, b.provider.get()) for b in self.blocks()]
+
+    def get_entry(self, label: str, key: str) -> ContextEntry:
+        """One entry of a skill or search block, read without loading it (loading is the
+        model's act, recorded by the load_context tool). Raises NotFound, InvalidInput."""
+        block = self.block(label)
+        if block.kind not in ("skill", "search"):
+            raise InvalidInput(f"block {label!r} has no entries; read it without a key")
+        found = _read_entry(block.provider, key) if is_id(key) else None
+        if found is None:
+            raise NotFound(f"no entry {key!r} in block {label!r}")
+        return ContextEntry(label, key, found[0], found[1] or None)
 
     # ---------------------------------------------------------------- writes
     def _check_budget(self, block: Block, content: str) -> int:
@@ -346,6 +371,18 @@ class SessionContext:
             for label, key, loaded, loaded_at, _ in self.store.skill_states(self.session_id)
             if loaded
         ]
+
+
+def _read_entry(provider: Any, key: str) -> tuple[str, str] | None:
+    """(content, description) from a provider: the database-backed ones keep both;
+    skills kept elsewhere (files) only load."""
+    if callable(getattr(provider, "entry", None)):
+        found = provider.entry(key)
+        return None if found is None else (str(found[0]), str(found[1] or ""))
+    if callable(getattr(provider, "load", None)):
+        content = provider.load(key)
+        return None if content is None else (str(content), "")
+    return None
 
 
 def specs_from_templates(templates: Sequence[Mapping[str, Any]]) -> list[BlockSpec]:

@@ -36,9 +36,13 @@ class CompactionError(ArborError):
 
 
 class InvalidInput(ArborError):
-    """Input of the wrong shape or type."""
+    """Input of the wrong shape or type; `field` names the field at fault, when one is."""
 
     code = "invalid"
+
+    def __init__(self, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.field = field
 
 
 class OverBudget(InvalidInput):

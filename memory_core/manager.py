@@ -327,6 +327,8 @@ class SessionManager:
     arename = sync_to_async(rename)
     adelete = sync_to_async(delete)
     adelete_agent_sessions = sync_to_async(delete_agent_sessions)
+    aend = sync_to_async(end)
+    aupdate = sync_to_async(update)
     aget_session = sync_to_async(get_session)
     aadd_usage = sync_to_async(add_usage)
     aappend = sync_to_async(append)

@@ -11,7 +11,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from .errors import InvalidInput
-from .limits import MAX_ID_LENGTH, NUL, ROLES, is_id
+from .limits import NUL
+from .message_rules import CheckedMessage, check_message
 
 
 class Message(NamedTuple):
@@ -166,55 +167,29 @@ def _preview(text: str, limit: int) -> str:
 
 
 def prepare(
-    message: Message | Mapping[str, Any], *, keep_created_at: bool = False,
+    message: Message | Mapping[str, Any] | CheckedMessage, *, keep_created_at: bool = False,
     max_tool_output: int = MAX_TOOL_OUTPUT_CHARS,
 ) -> NewMessage:
-    """Validate caller input (a Message or a dict of its shape) into a NewMessage.
+    """Caller input (a Message, a dict of its shape, or a CheckedMessage) as a NewMessage.
 
-    Raises InvalidInput for a wrong shape. A dict may give `content` (a string)
-    instead of `parts`, as a shorthand for one text part.
+    Raises InvalidInput for a wrong shape (see check_message; a CheckedMessage has passed
+    it already). A dict may give `content` (a string) instead of `parts`.
     """
-    if isinstance(message, Message):
-        data: Mapping[str, Any] = message._asdict()
-    elif isinstance(message, Mapping):
-        data = message
-    else:
-        raise InvalidInput("message must be an object with role and parts")
-
-    role = data.get("role")
-    if not isinstance(role, str) or role not in ROLES:
-        raise InvalidInput(f"role must be one of {', '.join(ROLES)} (got {role!r})")
-
-    parts = _parts_of(data)
-    check_parts(parts)
-
-    metadata = data.get("metadata")
-    if metadata is None:
-        metadata = {}
-    if not isinstance(metadata, dict):
-        raise InvalidInput("metadata must be an object")
-
-    raw_id = data.get("id")
-    if raw_id is None or raw_id == "":
-        message_id, id_given = new_id(), False
-    elif is_id(raw_id) and raw_id.strip() == raw_id:
-        message_id, id_given = raw_id, True
-    else:
-        raise InvalidInput(f"id must be a string of 1 to {MAX_ID_LENGTH} characters without surrounding spaces")
-
+    checked = message if isinstance(message, CheckedMessage) else check_message(message)
+    message_id, id_given = (checked.id, True) if checked.id is not None else (new_id(), False)
     created_at = now()
-    if keep_created_at and isinstance(data.get("created_at"), datetime):
-        created_at = data["created_at"]
+    if keep_created_at and checked.created_at is not None:
+        created_at = checked.created_at
 
-    parts = _shrink_tool_outputs(parts, max_tool_output)
+    parts = _shrink_tool_outputs(checked.parts, max_tool_output)
     parts_json = dumps(parts, "parts")
-    metadata_json = dumps(metadata, "metadata")
+    metadata_json = dumps(checked.metadata, "metadata")
     # Round-trip so what we compare and return is exactly what a read returns.
     parts = orjson.loads(parts_json)
     metadata = orjson.loads(metadata_json)
     return NewMessage(
         id=message_id,
-        role=role,
+        role=checked.role,
         parts=parts,
         metadata=metadata,
         parts_json=parts_json,
@@ -223,75 +198,6 @@ def prepare(
         created_at=created_at,
         id_given=id_given,
     )
-
-
-def _parts_of(data: Mapping[str, Any]) -> Any:
-    """The parts given, or one text part made from the `content` shorthand."""
-    if data.get("content") is None:
-        return data.get("parts")
-    if data.get("parts") is not None:
-        raise InvalidInput("give parts or content, not both")
-    if not isinstance(data["content"], str):
-        raise InvalidInput("content must be a string (the text of one text part)")
-    return [{"type": "text", "text": data["content"]}]
-
-
-# Fields whose type is unambiguous, per known part type (AI SDK UIMessage parts and
-# SPEC §1's split tool form): (required, optional) field -> the JSON type it must have.
-_STR = (str, "a string")
-_OBJ = (dict, "an object")
-_BOOL = (bool, "a boolean")
-FieldRules = tuple[dict[str, tuple[type, str]], dict[str, tuple[type, str]]]
-_TOOL_OPTIONAL = {"state": _STR, "errorText": _STR, "providerExecuted": _BOOL,
-                  "callProviderMetadata": _OBJ}
-PART_FIELDS: dict[str, FieldRules] = {
-    "text": ({"text": _STR}, {"state": _STR, "providerMetadata": _OBJ}),
-    "reasoning": ({"text": _STR}, {"state": _STR, "providerMetadata": _OBJ}),
-    "tool-call": ({"toolCallId": _STR, "toolName": _STR}, {}),
-    "tool-result": ({"toolCallId": _STR}, {"toolName": _STR, "isError": _BOOL}),
-    "dynamic-tool": ({"toolCallId": _STR, "toolName": _STR}, _TOOL_OPTIONAL),
-    "source-url": ({"sourceId": _STR, "url": _STR}, {"title": _STR, "providerMetadata": _OBJ}),
-    "source-document": ({"sourceId": _STR, "mediaType": _STR, "title": _STR},
-                        {"filename": _STR, "providerMetadata": _OBJ}),
-    "file": ({"mediaType": _STR, "url": _STR}, {"filename": _STR, "providerMetadata": _OBJ}),
-    "step-start": ({}, {}),
-}
-_NAMED_TOOL: FieldRules = ({"toolCallId": _STR}, _TOOL_OPTIONAL)  # tool-<name>
-_DATA: FieldRules = ({}, {"id": _STR})  # data-<name>
-
-
-def _rules_for(kind: str) -> FieldRules | None:
-    if kind in PART_FIELDS:
-        return PART_FIELDS[kind]
-    if kind.startswith("tool-") and len(kind) > 5:
-        return _NAMED_TOOL
-    if kind.startswith("data-") and len(kind) > 5:
-        return _DATA
-    return None  # unknown types are stored unchanged
-
-
-def check_parts(parts: Any) -> None:
-    """Raise InvalidInput, naming the part and field, unless every known part is well typed."""
-    if not isinstance(parts, list):
-        raise InvalidInput("parts must be a list of objects")
-    for i, part in enumerate(parts):
-        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-            raise InvalidInput(f"parts[{i}] must be an object with a string 'type'")
-        rules = _rules_for(part["type"])
-        if rules is not None:
-            _check_fields(i, part, rules)
-
-
-def _check_fields(i: int, part: dict[str, Any], rules: FieldRules) -> None:
-    required, optional = rules
-    for field, (_kind, name) in required.items():
-        if field not in part:
-            raise InvalidInput(f"parts[{i}] ({part['type']}) needs '{field}', {name}")
-    for field, (kind, name) in (required | optional).items():
-        value = part.get(field)
-        if field in part and not isinstance(value, kind) and not (field in optional and value is None):
-            raise InvalidInput(f"parts[{i}].{field} must be {name} "
-                               f"(got {type(value).__name__})")
 
 
 def tool_name(part: Mapping[str, Any]) -> str | None:

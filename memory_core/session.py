@@ -10,16 +10,17 @@ from asgiref.sync import sync_to_async
 from . import autocompact as auto
 from . import chat as chat_turn
 from .config import SessionConfig, default_config
-from .context import ContextBlock, PromptStatus, SessionContext
+from .context import ContextBlock, ContextEntry, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
 from .limits import MAX_ID_LENGTH, is_id
+from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
 from .search import SearchHit, clamp_limit, query_terms, shape_hits
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
 from .tree import Compaction, TreeRow, apply_overlays, hide_unloaded_skills
 
-MessageInput = Message | Mapping[str, Any]
+MessageInput = Message | Mapping[str, Any] | CheckedMessage
 
 
 def _check_id(value: Any, what: str) -> str:
@@ -246,6 +247,11 @@ class Session:
     def append_context_block(self, label: str, content: str) -> ContextBlock:
         return self.context.append_context_block(label, content)
 
+    def get_context_entry(self, label: str, key: str) -> ContextEntry:
+        """{label, key, content, description} of one entry of a skill or search block,
+        without loading it. Raises NotFound, InvalidInput (a block without entries)."""
+        return self.context.get_entry(label, key)
+
     def set_context_entry(
         self, label: str, key: str, content: str, description: str | None = None
     ) -> ContextBlock:
@@ -305,12 +311,21 @@ class Session:
     aget_compactions = sync_to_async(get_compactions)
     aremove_compaction = sync_to_async(remove_compaction)
     acompact = sync_to_async(compact)
+    acompaction_status = sync_to_async(compaction_status)
     aget_context_block = sync_to_async(get_context_block)
     aget_context_blocks = sync_to_async(get_context_blocks)
     areplace_context_block = sync_to_async(replace_context_block)
     aappend_context_block = sync_to_async(append_context_block)
+    aget_context_entry = sync_to_async(get_context_entry)
+    aset_context_entry = sync_to_async(set_context_entry)
+    aadd_context = sync_to_async(add_context)
+    aremove_context = sync_to_async(remove_context)
     afreeze_system_prompt = sync_to_async(freeze_system_prompt)
     arefresh_system_prompt = sync_to_async(refresh_system_prompt)
+    asystem_prompt_status = sync_to_async(system_prompt_status)
+    aload_skill = sync_to_async(load_skill)
+    aunload_skill = sync_to_async(unload_skill)
+    aget_loaded_skills = sync_to_async(get_loaded_skills)
     atools = sync_to_async(tools)
 
 

@@ -42,6 +42,10 @@ class StoredSkills:
         entry = self.store.get_entry(self.namespace, key)
         return entry[0] if entry else None
 
+    def entry(self, key: str) -> tuple[str, str] | None:
+        """(content, description) of one skill, without loading it."""
+        return self.store.get_entry(self.namespace, key)
+
     def set(self, key: str, content: str, description: str = "") -> None:
         self.store.put_entry(self.namespace, key, content, description)
 
@@ -66,6 +70,10 @@ class StoredSearch:
                 self.namespace, terms, SEARCH_LIMIT
             )
         ]
+
+    def entry(self, key: str) -> tuple[str, str] | None:
+        """(content, description) of one entry."""
+        return self.store.get_entry(self.namespace, key)
 
     def set(self, key: str, content: str) -> None:
         self.store.put_entry(self.namespace, key, content, "")

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from ninja import Router
 from ninja.responses import Status
 
-from memory_core import InvalidInput, NotFound, Session
+from memory_core import Session
 
 from ..access import session_for
 from .schemas import (
@@ -26,26 +26,6 @@ from .schemas import (
 router = Router(tags=["context"])
 S = "/sessions/{aid:session_id}"
 B = S + "/context/{aid:label}"
-
-
-def _entry(session: Session, label: str, key: str) -> dict[str, Any]:
-    """One entry of a skill or search block, read through the block's provider without
-    loading it (loading is the model's act, recorded by the load_context tool)."""
-    block = session.context.block(label)
-    if block.kind not in ("skill", "search"):
-        raise InvalidInput(f"block {label!r} has no entries; read it without a key")
-    provider = block.provider
-    store, namespace = getattr(provider, "store", None), getattr(provider, "namespace", None)
-    if store is not None and namespace is not None:  # the database-backed providers
-        found = store.get_entry(namespace, key)
-        if found is not None:
-            return {"label": label, "key": key, "content": found[0],
-                    "description": found[1] or None}
-    elif callable(getattr(provider, "load", None)):  # skills kept elsewhere (files)
-        content = provider.load(key)
-        if content is not None:
-            return {"label": label, "key": key, "content": str(content), "description": None}
-    raise NotFound(f"no entry {key!r} in block {label!r}")
 
 
 def _prompt(session: Session) -> dict[str, Any]:
@@ -93,7 +73,7 @@ def append_block(request: HttpRequest, session_id: str, label: str, body: Conten
 @router.get(B + "/entries/{aid:key}", response={200: EntryOut, **errors(404, 422)})
 def get_entry(request: HttpRequest, session_id: str, label: str, key: str) -> Any:
     """One entry of a skill or search block."""
-    return _entry(session_for(request.auth, session_id), label, key)
+    return session_for(request.auth, session_id).get_context_entry(label, key)
 
 
 @router.put(B + "/entries/{aid:key}", response={200: EntryOut, **errors(404, 413, 422)})
@@ -101,7 +81,7 @@ def put_entry(request: HttpRequest, session_id: str, label: str, key: str, body:
     """Write one entry of a skill or search block (skills take a description)."""
     session = session_for(request.auth, session_id)
     session.set_context_entry(label, key, body.content, body.description)
-    return _entry(session, label, key)
+    return session.get_context_entry(label, key)
 
 
 @router.get(S + "/system-prompt", response={200: PromptOut, **errors(404)})

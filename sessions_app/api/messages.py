@@ -18,7 +18,6 @@ from .schemas import (
     BatchIn,
     HistoryOut,
     LeafOut,
-    MessageIn,
     MessageList,
     MessageOut,
     TreeOut,
@@ -30,13 +29,6 @@ from .schemas import Id as IdText
 router = Router(tags=["messages"])
 S = "/sessions/{aid:session_id}"
 M = S + "/messages/{aid:message_id}"
-
-
-def _input(message: MessageIn, message_id: str | None = None) -> dict[str, Any]:
-    data = message.model_dump(exclude_none=True)
-    if message_id is not None:
-        data["id"] = message_id
-    return data
 
 
 def _leaf_of(history: list[Message]) -> str | None:
@@ -53,7 +45,7 @@ def append_message(request: HttpRequest, session_id: str, body: AppendIn) -> Any
     """Append under parent_id, else under the latest leaf. The same id with the same
     content is idempotent; with other content, 409."""
     session = session_for(request.auth, session_id)
-    message = session.append_message(_input(body.message), parent_id=body.parent_id,
+    message = session.append_message(body.message.checked, parent_id=body.parent_id,
                                      if_latest=body.if_latest)
     return Status(201, message)
 
@@ -62,7 +54,7 @@ def append_message(request: HttpRequest, session_id: str, body: AppendIn) -> Any
 def append_batch(request: HttpRequest, session_id: str, body: BatchIn) -> Any:
     """Append messages in order, each the parent of the next; all or nothing."""
     session = session_for(request.auth, session_id)
-    stored = session.append_messages([_input(m) for m in body.messages], parent_id=body.parent_id)
+    stored = session.append_messages([m.checked for m in body.messages], parent_id=body.parent_id)
     return Status(201, {"items": stored})
 
 
@@ -88,7 +80,7 @@ def update_message(request: HttpRequest, session_id: str, message_id: str, body:
         return Status(422, {"detail": "message.id differs from the id in the URL",
                             "code": "invalid"})
     session = session_for(request.auth, session_id)
-    return session.update_message(_input(body.message, message_id))
+    return session.update_message(body.message.checked.with_id(message_id))
 
 
 @router.delete(M, response={204: None, **errors(404)})
