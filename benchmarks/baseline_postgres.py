@@ -1,4 +1,4 @@
-"""Raw psycopg baseline: Arbor's PostgreSQL statements, written by hand.
+"""Raw psycopg baseline: Arbor's PostgreSQL statements (text from sessions_app/storage/sql.py), run by hand.
 
 The baseline's tables live in a schema of their own in the same database, made with
 `CREATE TABLE ... (LIKE <arbor table> INCLUDING ALL)` (columns, defaults, identity,
@@ -17,52 +17,22 @@ from typing import Any
 import orjson
 import psycopg
 
+from sessions_app.storage import sql
+
 from .baseline import Traced, agent_token, prepare, session_token
 
 _TABLES = ("arbor_session", "arbor_message", "arbor_compaction", "arbor_skill_state")
 _SCOPE_TOKENS = 2
 _MAX_POSITIONS = 256
 
-_LATEST_LEAF = """
-    SELECT m.seq FROM arbor_message m
-    WHERE m.session_id = %s
-      AND NOT EXISTS (SELECT 1 FROM arbor_message c WHERE c.parent_seq = m.seq)
-    ORDER BY m.seq DESC LIMIT 1"""
-_LOCK = (
-    "UPDATE arbor_session SET updated_at = %s, message_count = message_count + %s, "
-    "search_tokens = search_tokens + %s WHERE id = %s RETURNING agent_id"
-)
-_LEAF = f"SELECT seq, message_id FROM arbor_message WHERE seq = ({_LATEST_LEAF})"
-_INSERT = (
-    "INSERT INTO arbor_message (session_id, message_id, parent_seq, parent_message_id, "
-    "role, parts, metadata, text, search_len, created_at, search_vector) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq"
-)
-
-
-def _path_sql(anchor: str) -> str:
-    return f"""
-    WITH RECURSIVE path(seq, parent_seq, depth) AS (
-        SELECT seq, parent_seq, 0 FROM arbor_message WHERE {anchor}
-        UNION ALL
-        SELECT m.seq, m.parent_seq, p.depth + 1
-        FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
-    )
-    SELECT m.message_id, m.parent_message_id, m.role, m.parts, m.metadata, m.created_at,
-           m.text, p.depth
-    FROM path p JOIN arbor_message m ON m.seq = p.seq
-    ORDER BY p.depth DESC"""
-
-
-_PATH_TO_ID = _path_sql("session_id = %s AND message_id = %s")
-_PATH_TO_LATEST = _path_sql(f"seq = ({_LATEST_LEAF})")
+# Arbor's statement text (sessions_app/storage/sql.py).
+_LOCK = sql.LOCK_SESSION
+_LEAF = sql.LEAF
+_INSERT = sql.INSERT_COUNTED
+_PATH_TO_ID = sql.PATH_TO_ID
+_PATH_TO_LATEST = sql.PATH_TO_LATEST
 # Compaction overlays and unloaded skills of the session, read with every path.
-_VIEWS = """SELECT 'c', overlay_id, summary, from_message_id, to_message_id, created_at, seq
-               FROM arbor_compaction WHERE session_id = %s
-               UNION ALL
-               SELECT 's', label, key, NULL, NULL, unloaded_at, id
-               FROM arbor_skill_state WHERE session_id = %s AND unloaded_at IS NOT NULL
-               ORDER BY 1, 6, 7"""
+_VIEWS = sql.VIEWS
 _SEARCH = f"""
     WITH stats AS MATERIALIZED (
         SELECT greatest(sum(message_count), 1)::float8 AS n,
@@ -167,6 +137,7 @@ class RawPostgres(Traced):
     ) -> int:
         mid, role, parts, metadata, text, tokens, created = prepared
         cur.execute(_INSERT, (
+            datetime.now(UTC), len(tokens), session_id,  # the counters, in the same statement
             session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
             role, parts, metadata, text, len(tokens), created,
             _tsvector(tokens, session_id, agent_id),
@@ -176,7 +147,7 @@ class RawPostgres(Traced):
     def append(self, session_id: str, message: dict[str, Any]) -> str:
         prepared = prepare(message)
         with self.conn.transaction(), self._cursor() as cur:
-            cur.execute(_LOCK, (datetime.now(UTC), 1, len(prepared[5]), session_id))
+            cur.execute(_LOCK, (session_id,))
             agent_id = cur.fetchone()[0]
             cur.execute(_LEAF, (session_id,))
             self._insert(cur, session_id, agent_id, cur.fetchone(), prepared)
@@ -186,7 +157,7 @@ class RawPostgres(Traced):
         self, session_id: str, messages: list[dict[str, Any]], parent_id: str | None = None
     ) -> list[str]:
         with self.conn.transaction(), self._cursor() as cur:
-            cur.execute(_LOCK, (datetime.now(UTC), 0, 0, session_id))
+            cur.execute(_LOCK, (session_id,))
             agent_id = cur.fetchone()[0]
             if parent_id is None:  # like Arbor: under the latest leaf
                 cur.execute(_LEAF, (session_id,))
@@ -197,17 +168,12 @@ class RawPostgres(Traced):
                     (session_id, parent_id),
                 )
             parent = cur.fetchone()
-            ids, total = [], 0
+            ids = []
             for message in messages:
                 prepared = prepare(message)
                 seq = self._insert(cur, session_id, agent_id, parent, prepared)
-                parent, total = (seq, prepared[0]), total + len(prepared[5])
+                parent = (seq, prepared[0])
                 ids.append(prepared[0])
-            cur.execute(
-                "UPDATE arbor_session SET message_count = message_count + %s, "
-                "search_tokens = search_tokens + %s WHERE id = %s",
-                (len(ids), total, session_id),
-            )
         return ids
 
     def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:

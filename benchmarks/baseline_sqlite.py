@@ -1,10 +1,10 @@
-"""Raw `sqlite3` baseline: Arbor's SQLite statements, written by hand.
+"""Raw `sqlite3` baseline: Arbor's SQLite statements (text from sessions_app/storage/sql.py), run by hand.
 
 A separate temporary database file gets Arbor's schema copied from `sqlite_master`
 (tables, indexes, the FTS5 table and its trigger) and the connection pragmas of
 arbor/settings.py (WAL, synchronous=NORMAL, foreign keys on). Each append is one
 BEGIN IMMEDIATE ... COMMIT holding the statements sessions_app/storage.py runs:
-session row update, latest-leaf lookup, message insert, FTS insert.
+latest-leaf lookup, session counters (returning the agent), message insert, FTS insert.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from sessions_app.storage import sql
+
 from .baseline import Traced, agent_token, prepare, session_token
 
 _PRAGMAS = (
@@ -25,47 +27,15 @@ _PRAGMAS = (
     "PRAGMA busy_timeout=30000",
 )
 
-_LATEST_LEAF = """
-    SELECT m.seq FROM arbor_message m
-    WHERE m.session_id = ?
-      AND NOT EXISTS (SELECT 1 FROM arbor_message c WHERE c.parent_seq = m.seq)
-    ORDER BY m.seq DESC LIMIT 1"""
-_LOCK = (
-    "UPDATE arbor_session SET updated_at = ?, message_count = message_count + ?, "
-    "search_tokens = search_tokens + ? WHERE id = ? RETURNING agent_id"
-)
-_LEAF = f"SELECT seq, message_id FROM arbor_message WHERE seq = ({_LATEST_LEAF})"
-_INSERT = (
-    "INSERT INTO arbor_message (session_id, message_id, parent_seq, parent_message_id, "
-    "role, parts, metadata, text, search_len, created_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
-)
-_INDEX = "INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (?, ?, ?)"
-
-
-def _path_sql(anchor: str) -> str:
-    return f"""
-    WITH RECURSIVE path(seq, parent_seq, depth) AS (
-        SELECT seq, parent_seq, 0 FROM arbor_message WHERE {anchor}
-        UNION ALL
-        SELECT m.seq, m.parent_seq, p.depth + 1
-        FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
-    )
-    SELECT m.message_id, m.parent_message_id, m.role, m.parts, m.metadata, m.created_at,
-           m.text, p.depth
-    FROM path p JOIN arbor_message m ON m.seq = p.seq
-    ORDER BY p.depth DESC"""
-
-
-_PATH_TO_ID = _path_sql("session_id = ? AND message_id = ?")
-_PATH_TO_LATEST = _path_sql(f"seq = ({_LATEST_LEAF})")
+# Arbor's statement text (sessions_app/storage/sql.py) with sqlite3's `?` placeholders.
+_LEAF = sql.LEAF.replace("%s", "?")
+_COUNT = sql.COUNT.replace("%s", "?")
+_INSERT = sql.INSERT_MESSAGE.replace("%s", "?")
+_INDEX = sql.INSERT_FTS.replace("%s", "?")
+_PATH_TO_ID = sql.PATH_TO_ID.replace("%s", "?")
+_PATH_TO_LATEST = sql.PATH_TO_LATEST.replace("%s", "?")
 # Compaction overlays and unloaded skills of the session, read with every path.
-_VIEWS = """SELECT 'c', overlay_id, summary, from_message_id, to_message_id, created_at, seq
-               FROM arbor_compaction WHERE session_id = ?
-               UNION ALL
-               SELECT 's', label, key, NULL, NULL, unloaded_at, id
-               FROM arbor_skill_state WHERE session_id = ? AND unloaded_at IS NOT NULL
-               ORDER BY 1, 6, 7"""
+_VIEWS = sql.VIEWS.replace("%s", "?")
 
 
 def _stamp(value: datetime) -> str:
@@ -103,8 +73,8 @@ class RawSqlite(Traced):
         fd, path = tempfile.mkstemp(prefix="arbor-bench-raw-", suffix=".sqlite3")
         os.close(fd)
         raw = cls(path)
-        for sql in _schema(connection):
-            raw.conn.execute(sql)
+        for statement in _schema(connection):
+            raw.conn.execute(statement)
         raw.conn.execute("PRAGMA foreign_keys=ON")
         return raw
 
@@ -118,10 +88,13 @@ class RawSqlite(Traced):
         self.conn.execute("PRAGMA foreign_keys=ON")
 
     def _insert(
-        self, cur: sqlite3.Cursor, session_id: str, agent_id: str,
+        self, cur: sqlite3.Cursor, session_id: str,
         parent: tuple[int, str] | None, message: dict[str, Any],
-    ) -> tuple[int, str, int]:
+    ) -> tuple[int, str]:
+        """Like Arbor's insert_message: counters (returning the agent), row, FTS row."""
         mid, role, parts, metadata, text, tokens, created = prepare(message)
+        cur.execute(_COUNT, (_stamp(datetime.now(UTC)), 1, len(tokens), session_id))
+        agent_id = cur.fetchone()[0]
         cur.execute(_INSERT, (
             session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
             role, parts, metadata, text, len(tokens), _stamp(created),
@@ -129,25 +102,14 @@ class RawSqlite(Traced):
         seq = cur.fetchone()[0]
         scope = f"{session_token(session_id)} {agent_token(agent_id)}"
         cur.execute(_INDEX, (seq, " ".join(tokens), scope))
-        return seq, mid, len(tokens)
+        return seq, mid
 
     def append(self, session_id: str, message: dict[str, Any]) -> str:
-        mid, role, parts, metadata, text, tokens, created = prepare(message)
         cur = self._cursor()
-        cur.execute("BEGIN IMMEDIATE")
+        cur.execute("BEGIN IMMEDIATE")  # holds the write lock: no lock statement
         try:
-            cur.execute(_LOCK, (_stamp(datetime.now(UTC)), 1, len(tokens), session_id))
-            agent_id = cur.fetchone()[0]
             cur.execute(_LEAF, (session_id,))
-            parent = cur.fetchone()
-            cur.execute(_INSERT, (
-                session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
-                role, parts, metadata, text, len(tokens), _stamp(created),
-            ))
-            seq = cur.fetchone()[0]
-            cur.execute(_INDEX, (
-                seq, " ".join(tokens), f"{session_token(session_id)} {agent_token(agent_id)}"
-            ))
+            _, mid = self._insert(cur, session_id, cur.fetchone(), message)
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")
@@ -159,8 +121,6 @@ class RawSqlite(Traced):
     ) -> list[str]:
         cur = self._cursor()
         cur.execute("BEGIN IMMEDIATE")
-        cur.execute(_LOCK, (_stamp(datetime.now(UTC)), 0, 0, session_id))
-        agent_id = cur.fetchone()[0]
         if parent_id is None:  # like Arbor: under the latest leaf
             cur.execute(_LEAF, (session_id,))
         else:
@@ -169,16 +129,10 @@ class RawSqlite(Traced):
                 (session_id, parent_id),
             )
         parent = cur.fetchone()
-        ids, total = [], 0
+        ids = []
         for message in messages:
-            seq, mid, count = self._insert(cur, session_id, agent_id, parent, message)
-            parent, total = (seq, mid), total + count
-            ids.append(mid)
-        cur.execute(
-            "UPDATE arbor_session SET message_count = message_count + ?, "
-            "search_tokens = search_tokens + ? WHERE id = ?",
-            (len(ids), total, session_id),
-        )
+            parent = self._insert(cur, session_id, parent, message)
+            ids.append(parent[1])
         cur.execute("COMMIT")
         return ids
 

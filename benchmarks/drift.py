@@ -2,7 +2,8 @@
 
 Arbor's statements are captured with a Django execute wrapper, the baseline's with
 its recording cursor; both are compared after normalising whitespace and `?` to `%s`.
-When storage.py or dialects.py change their SQL, the baseline must change with them,
+Statement text comes from sessions_app/storage/sql.py; when the storage or dialects.py
+change which statements an operation runs, the baseline must change with them,
 or the ratios would compare different work.
 """
 

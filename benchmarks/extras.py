@@ -22,7 +22,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from memory_core import SessionManager
-from sessions_app.message_storage import _PATH_TO_LATEST
+from sessions_app.storage.sql import PATH_TO_LATEST as _PATH_TO_LATEST
 
 from .cases import Bench, alternate
 from .report import Result, Target

@@ -1,4 +1,6 @@
-"""The only place where SQL differs by database: full-text writes and matches, dates.
+"""The only place where SQL differs by database: a `Dialect` owns whole operations
+(lock a session, insert messages with their index rows, replace or copy index rows,
+keep statistics, search, dates); the storage modules never splice vendor SQL.
 
 Both vendors index the same Python-made tokens and rank with the same BM25 (FTS5's
 formula: k1=1.2, b=0.75, IDF floored at 1e-6, document length counting the two scope
@@ -10,10 +12,16 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import connection
+
+from memory_core.errors import NotFound
+from memory_core.messages import now
+
+from .storage import sql
 
 SCOPE_TOKENS = 2  # every indexed row carries a session token and an agent token
 MAX_POSITIONS = 256  # Postgres keeps at most 256 positions per lexeme
@@ -30,6 +38,104 @@ def agent_token(agent_id: str) -> str:
 
 def namespace_token(namespace: str) -> str:
     return "§n" + hashlib.sha1(namespace.encode()).hexdigest()[:24]
+
+
+def message_scope(session_id: str, agent_id: str) -> tuple[str, str]:
+    """The scope tokens every indexed message carries."""
+    return session_token(session_id), agent_token(agent_id)
+
+
+def search_scope(
+    agent_id: str, session_id: str | None, exclude_session_id: str | None
+) -> tuple[str, str | None]:
+    """(scope token to match, scope token to leave out) of a message search: one session,
+    or all the agent's sessions but exclude_session_id."""
+    if session_id is not None:
+        return session_token(session_id), None
+    exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
+    return agent_token(agent_id), exclude
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    """One arbor_message row to write, with its index tokens (search_len counts them)."""
+
+    session_id: str
+    message_id: str
+    parent_seq: int | None
+    parent_message_id: str | None
+    role: str
+    parts: str  # JSON text
+    metadata: str  # JSON text
+    text: str
+    created_at: Any  # already in the database's form (db_datetime)
+    tokens: Sequence[str]
+    search_len: int
+
+    def values(self) -> list[Any]:
+        return [self.session_id, self.message_id, self.parent_seq, self.parent_message_id,
+                self.role, self.parts, self.metadata, self.text, self.search_len,
+                self.created_at]
+
+
+class Dialect(Protocol):
+    vendor: str
+
+    def fast_reads(self, cur: Any) -> None: ...
+
+    def to_datetime(self, value: Any) -> datetime: ...
+
+    def db_datetime(self, value: datetime) -> Any: ...
+
+    def lock_session(self, cur: Any, session_id: str) -> str | None:
+        """Hold the session for this transaction's writes, touching no counter (the write
+        decides later whether anything changed). Returns the agent id when the lock read
+        it, None when the transaction already held the lock. Raises NotFound."""
+
+    def insert_message(self, cur: Any, row: MessageRow, agent_id: str | None) -> int:
+        """Insert one message with its index rows, count it in the session's statistics
+        and updated_at; returns its seq. agent_id: what lock_session returned."""
+
+    def insert_messages(
+        self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
+    ) -> None:
+        """Bulk insert (parents linked afterwards by sql.LINK_PARENTS); index rows from
+        each row's tokens, or none when scope is None (they are copied after)."""
+
+    def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
+        """The index row of an updated message."""
+
+    def copy_index(
+        self, cur: Any, *, source_session: str, target_session: str, scope: Sequence[str]
+    ) -> None:
+        """Index rows of the target's messages, copied from the same ids in the source."""
+
+    def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:
+        """Move the session's counters (and updated_at) after a write that changed rows;
+        returns the agent id. Raises NotFound."""
+
+    def search(
+        self, cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None,
+    ) -> list[tuple[Any, ...]]: ...
+
+    def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None: ...
+
+    def search_entries(
+        self, cur: Any, namespace: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]]: ...
+
+
+def _count(cur: Any, d: Dialect, session_id: str, messages: int, tokens: int) -> str:
+    # Both vendors keep the per-session counters; Postgres' BM25 reads them as statistics.
+    cur.execute(sql.COUNT, [d.db_datetime(now()), messages, tokens, session_id])
+    return _agent_of(cur, session_id)
+
+
+def _agent_of(cur: Any, session_id: str) -> str:
+    row = cur.fetchone()
+    if row is None:
+        raise NotFound(f"session {session_id} not found")
+    return str(row[0])
 
 
 def _quoted(words: Sequence[str]) -> list[str]:
@@ -76,57 +182,47 @@ def _fts5_search(
 class Sqlite:
     vendor = "sqlite"
 
-    @staticmethod
-    def fast_reads(cur: Any) -> None:
+    def fast_reads(self, cur: Any) -> None:
         return None
 
-    @staticmethod
-    def to_datetime(value: Any) -> datetime:
+    def to_datetime(self, value: Any) -> datetime:
         if isinstance(value, datetime):
             return value if value.tzinfo else value.replace(tzinfo=UTC)
         return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
-    @staticmethod
-    def db_datetime(value: datetime) -> Any:
+    def db_datetime(self, value: datetime) -> Any:
         return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
 
-    @staticmethod
-    def insert_index(
-        tokens: Sequence[str], session_id: str, agent_id: str
-    ) -> tuple[str, str, list[Any]]:
-        return "", "", []  # the FTS5 row is written after the message row
+    def lock_session(self, cur: Any, session_id: str) -> str | None:
+        return None  # the IMMEDIATE transaction already holds the database's write lock
 
-    @staticmethod
-    def index_inserted(
-        cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str
+    def insert_message(self, cur: Any, row: MessageRow, agent_id: str | None) -> int:
+        agent_id = self.count(cur, row.session_id, messages=1, tokens=row.search_len)
+        cur.execute(sql.INSERT_MESSAGE, row.values())
+        seq = int(cur.fetchone()[0])
+        scope = message_scope(row.session_id, agent_id)
+        cur.execute(sql.INSERT_FTS, [seq, " ".join(row.tokens), " ".join(scope)])
+        return seq
+
+    def insert_messages(
+        self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
     ) -> None:
-        Sqlite.index(cur, seq, tokens, session_id, agent_id)
+        cur.executemany(sql.INSERT_MESSAGE.removesuffix(" RETURNING seq"),
+                        [r.values() for r in rows])
+        if scope is not None:
+            cur.executemany(
+                "INSERT INTO arbor_message_fts(rowid, body, scope) SELECT seq, %s, %s "
+                "FROM arbor_message WHERE session_id = %s AND message_id = %s",
+                [(" ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
+                 for r in rows])
 
-    @staticmethod
-    def index(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
-        _fts5_write(cur, "arbor_message_fts", seq, tokens,
-                    f"{session_token(session_id)} {agent_token(agent_id)}")
-
-    @staticmethod
-    def reindex(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
+    def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
         cur.execute("DELETE FROM arbor_message_fts WHERE rowid = %s", [seq])
-        Sqlite.index(cur, seq, tokens, session_id, agent_id)
+        cur.execute(sql.INSERT_FTS, [seq, " ".join(tokens), " ".join(scope)])
 
-    @staticmethod
-    def index_entry(cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
-        cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])
-        _fts5_write(cur, "arbor_entry_fts", seq, tokens, namespace_token(namespace))
-
-    @staticmethod
-    def search_entries(
-        cur: Any, namespace: str, terms: Sequence[str], limit: int
-    ) -> list[tuple[Any, ...]]:
-        return _fts5_search(
-            cur, fts="arbor_entry_fts", columns="e.key, e.description, e.content, e.updated_at",
-            source="arbor_entry e", scope=namespace_token(namespace), terms=terms, limit=limit)
-
-    @staticmethod
-    def copy_index(cur: Any, *, source_session: str, target_session: str, agent_id: str) -> None:
+    def copy_index(
+        self, cur: Any, *, source_session: str, target_session: str, scope: Sequence[str]
+    ) -> None:
         cur.execute(
             """INSERT INTO arbor_message_fts(rowid, body, scope)
                SELECT t.seq, f.body, %s
@@ -134,18 +230,30 @@ class Sqlite:
                JOIN arbor_message s ON s.session_id = %s AND s.message_id = t.message_id
                JOIN arbor_message_fts f ON f.rowid = s.seq
                WHERE t.session_id = %s""",
-            [f"{session_token(target_session)} {agent_token(agent_id)}", source_session,
-             target_session],
+            [" ".join(scope), source_session, target_session],
         )
 
-    @staticmethod
+    def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:
+        return _count(cur, self, session_id, messages, tokens)
+
     def search(
-        cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None = None,
+        self, cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None,
     ) -> list[tuple[Any, ...]]:
         return _fts5_search(
             cur, fts="arbor_message_fts",
             columns="m.message_id, m.session_id, m.role, m.text, m.created_at",
             source="arbor_message m", scope=scope, terms=terms, limit=limit, exclude=exclude)
+
+    def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
+        cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])
+        _fts5_write(cur, "arbor_entry_fts", seq, tokens, namespace_token(namespace))
+
+    def search_entries(
+        self, cur: Any, namespace: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]]:
+        return _fts5_search(
+            cur, fts="arbor_entry_fts", columns="e.key, e.description, e.content, e.updated_at",
+            source="arbor_entry e", scope=namespace_token(namespace), terms=terms, limit=limit)
 
 
 def _tsvector(tokens: Sequence[str], scope_tokens: Sequence[str]) -> str:
@@ -162,10 +270,6 @@ def _tsvector(tokens: Sequence[str], scope_tokens: Sequence[str]) -> str:
         positions = ",".join(str(i) for i in range(1, min(count, MAX_POSITIONS) + 1))
         items.append(f"'{quoted}':{positions}")
     return " ".join(items)
-
-
-def _message_vector(tokens: Sequence[str], session_id: str, agent_id: str) -> str:
-    return _tsvector(tokens, [session_token(session_id), agent_token(agent_id)])
 
 
 def _tsquery_terms(terms: Sequence[str]) -> list[str]:
@@ -234,74 +338,66 @@ def _pg_bm25(
 class Postgres:
     vendor = "postgresql"
 
-    @staticmethod
-    def fast_reads(cur: Any) -> None:
+    def fast_reads(self, cur: Any) -> None:
         """Parse timestamptz with psycopg's C loader on this cursor: Django's Python loader
         costs ~3 µs a row, a third of a 10,000-message path read. (Per cursor only:
         Django's connection setup expects its own loader class.)"""
         raw = getattr(cur, "cursor", cur)
         raw.adapters.register_loader("timestamptz", _TimestamptzLoader)
 
-    @staticmethod
-    def to_datetime(value: Any) -> datetime:
+    def to_datetime(self, value: Any) -> datetime:
         return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
-    @staticmethod
-    def db_datetime(value: datetime) -> Any:
+    def db_datetime(self, value: datetime) -> Any:
         return value
 
-    @staticmethod
-    def insert_index(
-        tokens: Sequence[str], session_id: str, agent_id: str
-    ) -> tuple[str, str, list[Any]]:
-        # The vector goes in with the row: one statement per append.
-        return ", search_vector", ", %s::tsvector", [_message_vector(tokens, session_id, agent_id)]
+    def lock_session(self, cur: Any, session_id: str) -> str | None:
+        # The row lock serialises appenders of one session (without it, concurrent
+        # auto-parented appends would fork the chain).
+        cur.execute(sql.LOCK_SESSION, [session_id])
+        return _agent_of(cur, session_id)
 
-    @staticmethod
-    def index_inserted(
-        cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str
+    def insert_message(self, cur: Any, row: MessageRow, agent_id: str | None) -> int:
+        assert agent_id is not None, "lock_session reads it on Postgres"
+        vector = _tsvector(row.tokens, message_scope(row.session_id, agent_id))
+        cur.execute(sql.INSERT_COUNTED, [self.db_datetime(now()), row.search_len,
+                                         row.session_id, *row.values(), vector])
+        return int(cur.fetchone()[0])
+
+    def insert_messages(
+        self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
     ) -> None:
-        return None
+        if scope is None:  # the column's empty default until copy_index fills it
+            cur.executemany(sql.INSERT_MESSAGE.removesuffix(" RETURNING seq"),
+                            [r.values() for r in rows])
+            return
+        cur.executemany(sql.INSERT_MESSAGE_WITH_VECTOR.removesuffix(" RETURNING seq"),
+                        [[*r.values(), _tsvector(r.tokens, scope)] for r in rows])
 
-    @staticmethod
-    def index(cur: Any, seq: int, tokens: Sequence[str], session_id: str, agent_id: str) -> None:
-        cur.execute(
-            "UPDATE arbor_message SET search_vector = %s::tsvector WHERE seq = %s",
-            [_message_vector(tokens, session_id, agent_id), seq],
-        )
+    def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
+        cur.execute("UPDATE arbor_message SET search_vector = %s::tsvector WHERE seq = %s",
+                    [_tsvector(tokens, scope), seq])
 
-    reindex = index
-
-    @staticmethod
-    def index_entry(cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
-        cur.execute(
-            "UPDATE arbor_entry SET search_vector = %s::tsvector WHERE seq = %s",
-            [_tsvector(tokens, [namespace_token(namespace)]), seq],
-        )
-
-    @staticmethod
-    def search_entries(
-        cur: Any, namespace: str, terms: Sequence[str], limit: int
-    ) -> list[tuple[Any, ...]]:
-        return _pg_bm25(
-            cur, table="arbor_entry e", columns="e.key, e.description, e.content, e.updated_at",
-            stats=_ENTRY_STATS, scope_tokens=1, scope=namespace_token(namespace), terms=terms,
-            limit=limit)
-
-    @staticmethod
-    def copy_index(cur: Any, *, source_session: str, target_session: str, agent_id: str) -> None:
+    def copy_index(
+        self, cur: Any, *, source_session: str, target_session: str, scope: Sequence[str]
+    ) -> None:
+        # The source's vectors with the session token swapped (same agent, same words);
+        # `scope` is what a fresh row would carry, kept by the agent token already there.
         cur.execute(
             """UPDATE arbor_message t
                SET search_vector = ts_delete(s.search_vector, ARRAY[%s]) || %s::tsvector
                FROM arbor_message s
                WHERE t.session_id = %s AND s.session_id = %s AND s.message_id = t.message_id""",
-            [session_token(source_session), f"'{session_token(target_session)}':1",
-             target_session, source_session],
+            [session_token(source_session), _tsvector([], [session_token(target_session)]),
+             target_session,
+             source_session],
         )
 
-    @staticmethod
+    def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:
+        return _count(cur, self, session_id, messages, tokens)
+
     def search(
-        cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None = None,
+        self, cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None,
     ) -> list[tuple[Any, ...]]:
         return _pg_bm25(
             cur, table="arbor_message m",
@@ -309,16 +405,30 @@ class Postgres:
             stats=_MESSAGE_STATS, scope_tokens=SCOPE_TOKENS, scope=scope, terms=terms,
             limit=limit, exclude=exclude)
 
+    def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
+        cur.execute(
+            "UPDATE arbor_entry SET search_vector = %s::tsvector WHERE seq = %s",
+            [_tsvector(tokens, [namespace_token(namespace)]), seq],
+        )
+
+    def search_entries(
+        self, cur: Any, namespace: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]]:
+        return _pg_bm25(
+            cur, table="arbor_entry e", columns="e.key, e.description, e.content, e.updated_at",
+            stats=_ENTRY_STATS, scope_tokens=1, scope=namespace_token(namespace), terms=terms,
+            limit=limit)
+
 
 try:
     from psycopg.types.datetime import TimestamptzLoader as _TimestamptzLoader
 except ImportError:  # pragma: no cover - psycopg is installed with the project
     _TimestamptzLoader = None  # type: ignore[assignment,misc]
 
-DIALECTS: dict[str, type[Sqlite] | type[Postgres]] = {"sqlite": Sqlite, "postgresql": Postgres}
+DIALECTS: dict[str, Dialect] = {"sqlite": Sqlite(), "postgresql": Postgres()}
 
 
-def current() -> type[Sqlite] | type[Postgres]:
+def current() -> Dialect:
     try:
         return DIALECTS[connection.vendor]
     except KeyError:  # pragma: no cover - settings allow only these two

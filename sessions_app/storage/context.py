@@ -1,4 +1,5 @@
-"""The context half of OrmStorage: block rows, values, entries, prompts, skill states."""
+"""Context rows: block declarations, block values, entries (with their search index),
+frozen prompts and skill states."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.db.models import Max
 from memory_core.messages import now
 from memory_core.search import index_tokens
 
-from . import dialects, models
+from .. import dialects, models
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,7 @@ def _owners(namespace: str) -> dict[str, Any]:
     return {"agent_id": owner, "session_id": None}
 
 
-class OrmContextStorage:
+class ContextRows:
     def agent_templates(self, agent_id: str) -> list[dict[str, Any]]:
         context = models.Agent.objects.filter(id=agent_id).values_list("context", flat=True).first()
         return list(context or [])
@@ -67,6 +68,22 @@ class OrmContextStorage:
                                 spec={k: v for k, v in spec.items() if k != "label"})
             for i, spec in enumerate(specs)
         ])
+
+    def copy_blocks(self, agent_id: str, source: str, target: str) -> None:
+        """A fork or continuation starts with the source's blocks and session contents."""
+        models.SessionBlock.objects.bulk_create([
+            models.SessionBlock(session_id=target, label=b.label, position=b.position,
+                                spec=b.spec, removed=b.removed)
+            for b in models.SessionBlock.objects.filter(session_id=source)
+        ])
+        old, new = f"session:{source}:", f"session:{target}:"
+        models.BlockValue.objects.bulk_create([
+            models.BlockValue(key=new + v.key[len(old):], agent_id=agent_id, session_id=target,
+                              content=v.content)
+            for v in models.BlockValue.objects.filter(session_id=source)
+        ])
+        for e in models.Entry.objects.filter(session_id=source):
+            self.put_entry(new + e.namespace[len(old):], e.key, e.content, e.description)
 
     # ------------------------------------------------------------- values
     def get_value(self, key: str) -> str | None:
@@ -103,6 +120,10 @@ class OrmContextStorage:
     def list_entries(self, namespace: str) -> list[tuple[str, str]]:
         return list(models.Entry.objects.filter(namespace=namespace).order_by("key")
                     .values_list("key", "description"))
+
+    def entries(self, namespace: str) -> list[tuple[str, str, str]]:
+        return list(models.Entry.objects.filter(namespace=namespace).order_by("key")
+                    .values_list("key", "content", "description"))
 
     def count_entries(self, namespace: str) -> int:
         return models.Entry.objects.filter(namespace=namespace).count()

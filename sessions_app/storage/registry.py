@@ -1,10 +1,10 @@
-"""The session registry through the ORM: create, list, rename, delete, fork, continue."""
+"""The session registry through the ORM: create, list, rename, delete, usage, fork,
+continue, and the per-session compaction and estimate state."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from django.db import connection, transaction
 from django.db.models import BigIntegerField, F, FloatField, Value
 
@@ -12,8 +12,12 @@ from memory_core.context import specs_from_templates
 from memory_core.errors import InvalidInput, NotFound
 from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL
 from memory_core.messages import SessionInfo, now
+from memory_core.snapshot import SessionSnapshot
 
-from . import dialects, models
+from .. import models
+from .context import ContextRows
+from .messages import Messages, delete_rows
+from .paths import Paths
 
 _REGISTRY_FIELDS = ("name", "model", "source", "end_reason", "parent_session_id")
 
@@ -36,8 +40,14 @@ def _info(row: models.Session) -> SessionInfo:
     )
 
 
-class OrmRegistry:
-    """The registry half of OrmStorage; uses the message half for forks."""
+class Registry:
+    """Session rows. A fork reads a path, copies it and the blocks: the parts that do
+    that are handed in, not reached through a shared `self`."""
+
+    def __init__(self, paths: Paths, messages: Messages, context: ContextRows) -> None:
+        self.paths = paths
+        self.messages = messages
+        self.context = context
 
     def _sessions(self, agent_id: str) -> Any:
         return models.Session.objects.filter(agent_id=agent_id)
@@ -52,7 +62,7 @@ class OrmRegistry:
             raise NotFound(f"parent session {parent_session_id} not found")
         if not models.Agent.objects.filter(id=agent_id).exists():
             raise NotFound(f"agent {agent_id} not found")
-        templates = specs_from_templates(self.agent_templates(agent_id))
+        templates = specs_from_templates(self.context.agent_templates(agent_id))
         stamp = now()
         with transaction.atomic():
             row = models.Session.objects.create(
@@ -60,7 +70,7 @@ class OrmRegistry:
                 model=model, source=source, created_at=stamp, updated_at=stamp,
             )
             # Every session starts with the agent's block templates.
-            self.create_session_blocks(
+            self.context.create_session_blocks(
                 row.id, [{"label": t.label, **t.stored()} for t in templates])
         return _info(row)
 
@@ -87,9 +97,7 @@ class OrmRegistry:
             if not self._sessions(agent_id).filter(id=session_id).exists():
                 return False
             with connection.cursor() as cur:
-                # Raw deletes: the ORM would load every message to cascade.
-                cur.execute("DELETE FROM arbor_message WHERE session_id = %s", [session_id])
-                cur.execute("DELETE FROM arbor_compaction WHERE session_id = %s", [session_id])
+                delete_rows(cur, session_id)
             models.Session.objects.filter(parent_session_id=session_id).update(parent_session=None)
             # Blocks, values, entries, prompt and skill states cascade from the row.
             models.Session.objects.filter(id=session_id).delete()
@@ -129,7 +137,7 @@ class OrmRegistry:
                 agent_id=agent_id, name=name, parent_session_id=session_id,
                 model=source.model, source=source.source, created_at=stamp, updated_at=stamp,
             )
-            self._copy_blocks(agent_id, session_id, row.id)
+            self.context.copy_blocks(agent_id, session_id, row.id)
         return _info(row)
 
     def fork(
@@ -138,49 +146,19 @@ class OrmRegistry:
         source = self.get_session(agent_id, session_id)
         if source is None:
             raise NotFound(f"session {session_id} not found")
-        d = dialects.current()
-        with transaction.atomic(), connection.cursor() as cur:
-            path, overlays, _ = self.path(session_id, at_message_id, with_overlays=True)
+        with transaction.atomic():
+            path, overlays, _ = self.paths.path(session_id, at_message_id, with_overlays=True)
             stamp = now()
             target = models.Session.objects.create(
                 agent_id=agent_id, name=name, parent_session_id=session_id, model=source.model,
                 source=source.source, created_at=stamp, updated_at=stamp,
-                message_count=len(path),
             )
-            cur.execute(
-                "SELECT message_id, search_len FROM arbor_message WHERE session_id = %s",
-                [session_id],
-            )
-            lengths = dict(cur.fetchall())
-            rows = []
-            for m in path:
-                metadata = dict(m.metadata)
-                metadata["forked_from"] = {"session_id": session_id, "message_id": m.id}
-                rows.append((
-                    target.id, m.id, m.parent_id, m.role, orjson.dumps(m.parts).decode(),
-                    orjson.dumps(metadata).decode(), m.text, lengths.get(m.id, 0),
-                    d.db_datetime(m.created_at),
-                ))
-            cur.executemany(
-                "INSERT INTO arbor_message (session_id, message_id, parent_message_id, role, "
-                "parts, metadata, text, search_len, created_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                rows,
-            )
-            cur.execute(
-                """UPDATE arbor_message SET parent_seq = (
-                       SELECT p.seq FROM arbor_message p
-                       WHERE p.session_id = arbor_message.session_id
-                         AND p.message_id = arbor_message.parent_message_id)
-                   WHERE session_id = %s AND parent_message_id IS NOT NULL""",
-                [target.id],
-            )
-            d.copy_index(cur, source_session=session_id, target_session=target.id,
-                         agent_id=agent_id)
-            models.Session.objects.filter(id=target.id).update(
-                search_tokens=sum(r[7] for r in rows)
-            )
-            self._copy_blocks(agent_id, session_id, target.id)
+            self.messages.copy_path(target.id, agent_id, [
+                m._replace(metadata={**m.metadata, "forked_from": {
+                    "session_id": session_id, "message_id": m.id}})
+                for m in path
+            ], index_from=session_id)
+            self.context.copy_blocks(agent_id, session_id, target.id)
             kept = {m.id for m in path}
             models.Compaction.objects.bulk_create([
                 models.Compaction(
@@ -194,21 +172,55 @@ class OrmRegistry:
         assert info is not None
         return info
 
-    def _copy_blocks(self, agent_id: str, source: str, target: str) -> None:
-        """A fork starts with the source session's blocks and their session contents."""
-        models.SessionBlock.objects.bulk_create([
-            models.SessionBlock(session_id=target, label=b.label, position=b.position,
-                                spec=b.spec, removed=b.removed)
-            for b in models.SessionBlock.objects.filter(session_id=source)
+    def restore_session(self, agent_id: str, snapshot: SessionSnapshot) -> SessionInfo:
+        with transaction.atomic():
+            session_id = snapshot.id
+            if models.Session.objects.filter(id=session_id).exists():
+                session_id = models.uuid_str()  # ids are global: another copy is here
+            parent = snapshot.parent_session_id
+            if parent and not self._sessions(agent_id).filter(id=parent).exists():
+                parent = None
+            models.Session.objects.create(
+                id=session_id, agent_id=agent_id, name=snapshot.name, parent_session_id=parent,
+                model=snapshot.model, source=snapshot.source, end_reason=snapshot.end_reason,
+                input_tokens=snapshot.input_tokens, output_tokens=snapshot.output_tokens,
+                estimated_cost=snapshot.estimated_cost, created_at=snapshot.created_at,
+                updated_at=snapshot.updated_at,
+            )
+            models.SessionBlock.objects.bulk_create([
+                models.SessionBlock(session_id=session_id, label=label, position=i, spec=spec,
+                                    removed=removed)
+                for i, (label, spec, removed) in enumerate(snapshot.blocks)
+            ])
+            self.messages.copy_path(session_id, agent_id, snapshot.messages)
+            self._restore_views(session_id, snapshot)
+            # The copy counted the messages and touched the row; the snapshot's time wins.
+            models.Session.objects.filter(id=session_id).update(updated_at=snapshot.updated_at)
+        info = self.get_session(agent_id, session_id)
+        assert info is not None
+        return info
+
+    def _restore_views(self, session_id: str, snapshot: SessionSnapshot) -> None:
+        """Overlays (ids kept unless taken), skill states and the frozen prompt."""
+        taken = set(models.Compaction.objects.filter(
+            overlay_id__in=[c.id for c in snapshot.compactions]).values_list("overlay_id", flat=True))
+        models.Compaction.objects.bulk_create([
+            models.Compaction(
+                session_id=session_id, summary=c.summary, from_message_id=c.from_message_id,
+                to_message_id=c.to_message_id, created_at=c.created_at,
+                **({} if c.id in taken else {"overlay_id": c.id}))
+            for c in snapshot.compactions
         ])
-        old, new = f"session:{source}:", f"session:{target}:"
-        models.BlockValue.objects.bulk_create([
-            models.BlockValue(key=new + v.key[len(old):], agent_id=agent_id, session_id=target,
-                              content=v.content)
-            for v in models.BlockValue.objects.filter(session_id=source)
+        models.SkillState.objects.bulk_create([
+            models.SkillState(session_id=session_id, label=s.label, key=s.key, loaded=s.loaded,
+                              loaded_at=s.loaded_at, unloaded_at=s.unloaded_at)
+            for s in snapshot.skills
         ])
-        for e in models.Entry.objects.filter(session_id=source):
-            self.put_entry(new + e.namespace[len(old):], e.key, e.content, e.description)
+        if snapshot.prompt is not None:
+            # The exact text the model saw, so a provider's prompt cache stays warm.
+            models.SessionPrompt.objects.create(
+                session_id=session_id, text=snapshot.prompt.text,
+                sections=snapshot.prompt.sections, frozen_at=snapshot.prompt.frozen_at)
 
     def compaction_state(self, session_id: str) -> tuple[str, Any, Any]:
         row = models.Session.objects.filter(id=session_id).values_list(

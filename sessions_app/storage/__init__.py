@@ -1,0 +1,111 @@
+"""OrmStorage: memory_core's SessionStorage on Django's database.
+
+One class, composed of parts that each hold one kind of row and receive the parts they
+need when built (no mixins calling each other through `self`):
+
+- paths.py     message reads: one message, leaf, children, the path CTE, tree, search
+- messages.py  message writes: append, update, delete, clear, and `copy_path` (fork, import)
+- overlays.py  compaction overlays
+- registry.py  session rows: create, list, update, delete, usage, fork, continue
+- context.py   blocks, values, entries, frozen prompts, skill states
+- sql.py       statement text, shared with the benchmarks' baselines
+
+Where the SQL differs by vendor, sessions_app/dialects.py owns the whole operation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+
+from .context import ContextRows
+from .messages import Messages
+from .overlays import Overlays
+from .paths import Paths
+from .registry import Registry
+
+
+class _On:
+    """`name = _On("part")` on OrmStorage: the attribute is `self.part.name`."""
+
+    def __init__(self, part: str) -> None:
+        self.part = part
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, storage: Any, owner: type | None = None) -> Any:
+        if storage is None:
+            return self
+        return getattr(getattr(storage, self.part), self.name)
+
+
+class OrmStorage:
+    """The one SessionStorage implementation; each method lives in the part named."""
+
+    def __init__(self) -> None:
+        self.paths = Paths()
+        self.messages = Messages()
+        self.overlays = Overlays(self.paths)
+        self.context = ContextRows()
+        self.registry = Registry(self.paths, self.messages, self.context)
+
+    def release(self) -> None:
+        """Close this thread's connection: async callers run turns in worker threads."""
+        connection.close()
+
+    # registry.py
+    create_session = _On("registry")
+    get_session = _On("registry")
+    list_sessions = _On("registry")
+    update_session = _On("registry")
+    delete_session = _On("registry")
+    restore_session = _On("registry")
+    add_usage = _On("registry")
+    continue_session = _On("registry")
+    fork = _On("registry")
+    compaction_state = _On("registry")
+    set_compaction_state = _On("registry")
+    check_state = _On("registry")
+    set_estimate = _On("registry")
+
+    # messages.py
+    append = _On("messages")
+    append_chain = _On("messages")
+    update = _On("messages")
+    delete_messages = _On("messages")
+    clear = _On("messages")
+
+    # paths.py
+    get_message = _On("paths")
+    latest_leaf = _On("paths")
+    children = _On("paths")
+    path = _On("paths")
+    path_length = _On("paths")
+    tree = _On("paths")
+    all_messages = _On("paths")
+    message_count = _On("paths")
+    search = _On("paths")
+
+    # overlays.py
+    add_compaction = _On("overlays")
+    get_compactions = _On("overlays")
+    remove_compaction = _On("overlays")
+
+    # context.py
+    session_blocks = _On("context")
+    save_session_block = _On("context")
+    get_value = _On("context")
+    set_value = _On("context")
+    put_entry = _On("context")
+    get_entry = _On("context")
+    list_entries = _On("context")
+    entries = _On("context")
+    count_entries = _On("context")
+    search_entries = _On("context")
+    get_prompt = _On("context")
+    save_prompt = _On("context")
+    set_skill_state = _On("context")
+    skill_states = _On("context")

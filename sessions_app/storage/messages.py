@@ -1,0 +1,305 @@
+"""Message writes: append (one, or a chain), update, delete, clear, and the bulk
+`copy_path` that fork and import share.
+
+Every write runs on Django's connection inside `atomic()`, locks the session row first
+(dialect.lock_session), decides what the write does, and only then moves the session's
+counters and `updated_at`: an idempotent replay changes nothing at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from django.db import connection, transaction
+
+from memory_core.errors import Conflict, NotFound
+from memory_core.messages import Message, NewMessage, now, tool_calls_in
+from memory_core.search import index_tokens
+
+from .. import dialects
+from ..dialects import Dialect, MessageRow, message_scope
+from . import sql
+from .paths import find, leaf
+
+# What an append did: inserted a row, found the same message stored, or rewrote it.
+INSERTED, UNCHANGED, REWRITTEN = "inserted", "unchanged", "rewritten"
+
+
+def lock(cur: Any, session_id: str) -> str | None:
+    """Hold the session for this transaction (see Dialect.lock_session)."""
+    return dialects.current().lock_session(cur, session_id)
+
+
+def delete_rows(cur: Any, session_id: str) -> None:
+    """Every message (with its index rows, by trigger or column) and overlay of a session.
+    Raw deletes: the ORM would load every message to cascade."""
+    cur.execute(sql.DELETE_MESSAGES, [session_id])
+    cur.execute(sql.DELETE_COMPACTIONS, [session_id])
+
+
+def _call_context(cur: Any, parent_seq: int | None, call_ids: Sequence[str]) -> str:
+    """Name and input of the calls these tool results answer, found among ancestors."""
+    if parent_seq is None or not call_ids:
+        return ""
+    cur.execute(sql.CALL_CONTEXT, [parent_seq])
+    found: dict[str, str] = {}
+    for (parts,) in cur.fetchall():
+        for call_id, words in tool_calls_in(orjson.loads(parts)).items():
+            found.setdefault(call_id, words)
+    return " ".join(found[c] for c in call_ids if c in found)
+
+
+def _tokens(cur: Any, new: NewMessage, parent_seq: int | None) -> list[str]:
+    """Index tokens: the text, plus for tool results their call's name and input."""
+    tokens = index_tokens(new.text)
+    call_ids = new.tool_result_ids()
+    context = _call_context(cur, parent_seq, call_ids) if call_ids else ""
+    return tokens + index_tokens(context) if context else tokens
+
+
+def _row(
+    d: Dialect, session_id: str, message: Message, parent_seq: int | None,
+    tokens: Sequence[str], search_len: int | None = None,
+) -> MessageRow:
+    return MessageRow(
+        session_id=session_id, message_id=message.id, parent_seq=parent_seq,
+        parent_message_id=message.parent_id, role=message.role,
+        parts=orjson.dumps(message.parts).decode(),
+        metadata=orjson.dumps(message.metadata).decode(), text=message.text,
+        created_at=d.db_datetime(message.created_at), tokens=tokens,
+        search_len=len(tokens) if search_len is None else search_len,
+    )
+
+
+def _raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
+    # A parent in a sibling session is a conflict; anything else (including another
+    # tenant's message) is simply not found, so ids of others leak nothing.
+    cur.execute(
+        "SELECT 1 FROM arbor_message m JOIN arbor_session s ON s.id = m.session_id "
+        "WHERE m.message_id = %s AND s.id <> %s AND s.agent_id = "
+        "(SELECT agent_id FROM arbor_session WHERE id = %s) LIMIT 1",
+        [parent_id, session_id, session_id],
+    )
+    if cur.fetchone() is not None:
+        raise Conflict(f"parent message {parent_id} belongs to another session")
+    raise NotFound(f"parent message {parent_id} not found in session {session_id}")
+
+
+class Messages:
+    """The write half of the message storage."""
+
+    def _insert(
+        self, cur: Any, session_id: str, agent_id: str | None, new: NewMessage,
+        parent: tuple[int, str] | None,
+    ) -> Message:
+        """The one single-row insert (row, index rows, counters)."""
+        d = dialects.current()
+        message = new.to_message(parent[1] if parent else None)
+        tokens = _tokens(cur, new, parent[0] if parent else None)
+        row = MessageRow(
+            session_id=session_id, message_id=new.id, parent_seq=parent[0] if parent else None,
+            parent_message_id=message.parent_id, role=new.role, parts=new.parts_json,
+            metadata=new.metadata_json, text=new.text, created_at=d.db_datetime(new.created_at),
+            tokens=tokens, search_len=len(tokens),
+        )
+        d.insert_message(cur, row, agent_id)
+        return message
+
+    def _append_locked(
+        self, cur: Any, session_id: str, agent_id: str | None, new: NewMessage, *,
+        parent_id: str | None, if_latest: str | None, upsert: bool,
+    ) -> tuple[Message, str]:
+        """Inside a locked transaction: (message, INSERTED/UNCHANGED/REWRITTEN). Decides
+        before writing: a Conflict or NotFound, or an unchanged replay, writes nothing."""
+        wanted = [i for i in (new.id if new.id_given else None, parent_id) if i is not None]
+        found = find(cur, session_id, wanted)
+        if new.id_given and new.id in found:
+            seq, stored = found[new.id]
+            if new.same_content(stored):
+                return stored, UNCHANGED
+            if not upsert:
+                raise Conflict(f"message {new.id} already exists with other content")
+            return self._rewrite(cur, session_id, seq, stored, new), REWRITTEN
+        current = leaf(cur, session_id) if if_latest is not None or parent_id is None else None
+        if if_latest is not None and (current is None or current[1] != if_latest):
+            now_leaf = current[1] if current else None
+            raise Conflict(f"message {if_latest} is no longer the latest leaf (now {now_leaf})",
+                           current_leaf_id=now_leaf)
+        parent = current
+        if parent_id is not None:
+            if parent_id not in found:
+                _raise_missing_parent(cur, session_id, parent_id)
+            parent = (found[parent_id][0], parent_id)
+        return self._insert(cur, session_id, agent_id, new, parent), INSERTED
+
+    def append(
+        self, session_id: str, new: NewMessage, *, parent_id: str | None,
+        if_latest: str | None = None, upsert: bool = False,
+    ) -> Message:
+        with transaction.atomic(), connection.cursor() as cur:
+            agent_id = lock(cur, session_id)
+            message, _ = self._append_locked(
+                cur, session_id, agent_id, new, parent_id=parent_id, if_latest=if_latest,
+                upsert=upsert,
+            )
+            return message
+
+    def append_chain(
+        self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None
+    ) -> list[Message]:
+        out: list[Message] = []
+        with transaction.atomic(), connection.cursor() as cur:
+            agent_id = lock(cur, session_id)
+            parent = parent_id
+            for new in messages:
+                message, _ = self._append_locked(
+                    cur, session_id, agent_id, new, parent_id=parent, if_latest=None,
+                    upsert=False,
+                )
+                out.append(message)
+                parent = message.id
+        return out
+
+    def _rewrite(
+        self, cur: Any, session_id: str, seq: int, stored: Message, new: NewMessage
+    ) -> Message:
+        """Replace a stored message's content and index row (a rewritten tool result keeps
+        its call's name and input in the index)."""
+        cur.execute("SELECT search_len, parent_seq FROM arbor_message WHERE seq = %s", [seq])
+        old_len, parent_seq = cur.fetchone()
+        tokens = _tokens(cur, new, parent_seq)
+        cur.execute(
+            "UPDATE arbor_message SET role = %s, parts = %s, metadata = %s, text = %s, "
+            "search_len = %s WHERE seq = %s",
+            [new.role, new.parts_json, new.metadata_json, new.text, len(tokens), seq],
+        )
+        d = dialects.current()
+        agent_id = d.count(cur, session_id, messages=0, tokens=len(tokens) - old_len)
+        d.replace_index(cur, seq, tokens, message_scope(session_id, agent_id))
+        return Message(stored.id, stored.parent_id, new.role, new.parts, new.metadata,
+                       stored.created_at, new.text)
+
+    def update(self, session_id: str, new: NewMessage) -> Message:
+        with transaction.atomic(), connection.cursor() as cur:
+            lock(cur, session_id)
+            found = find(cur, session_id, [new.id])
+            if new.id not in found:
+                raise NotFound(f"message {new.id} not found in session {session_id}")
+            seq, stored = found[new.id]
+            return self._rewrite(cur, session_id, seq, stored, new)
+
+    def delete_messages(self, session_id: str, ids: Sequence[str]) -> int:
+        ids = list(dict.fromkeys(i for i in ids if isinstance(i, str)))
+        if not ids:
+            return 0
+        with transaction.atomic(), connection.cursor() as cur:
+            lock(cur, session_id)
+            marks = ", ".join(["%s"] * len(ids))
+            cur.execute(
+                f"SELECT seq, message_id, parent_seq, parent_message_id, search_len "
+                f"FROM arbor_message WHERE session_id = %s AND message_id IN ({marks}) "
+                "ORDER BY seq",
+                [session_id, *ids],
+            )
+            rows = cur.fetchall()
+            if not rows:
+                return 0
+            doomed = {r[0]: (r[2], r[3]) for r in rows}
+            dropped = self._touched_overlays(cur, session_id, {r[1] for r in rows})
+
+            def kept_ancestor(seq: int) -> tuple[int | None, str | None]:
+                parent_seq, parent_id = doomed[seq]
+                while parent_seq in doomed:
+                    parent_seq, parent_id = doomed[parent_seq]
+                return parent_seq, parent_id
+
+            # Children of a deleted message move up to its nearest kept ancestor.
+            cur.executemany(
+                "UPDATE arbor_message SET parent_seq = %s, parent_message_id = %s "
+                "WHERE parent_seq = %s",
+                [(*kept_ancestor(seq), seq) for seq in doomed],
+            )
+            seq_marks = ", ".join(["%s"] * len(doomed))
+            cur.execute(f"DELETE FROM arbor_message WHERE seq IN ({seq_marks})", list(doomed))
+            if dropped:
+                drop_marks = ", ".join(["%s"] * len(dropped))
+                cur.execute(
+                    f"DELETE FROM arbor_compaction WHERE seq IN ({drop_marks})", list(dropped)
+                )
+            dialects.current().count(cur, session_id, messages=-len(rows),
+                                     tokens=-sum(r[4] for r in rows))
+            return len(rows)
+
+    def _touched_overlays(self, cur: Any, session_id: str, doomed_ids: set[str]) -> list[int]:
+        """Overlays with an endpoint, or any message of their range, among doomed_ids."""
+        cur.execute(
+            "SELECT seq, from_message_id, to_message_id FROM arbor_compaction "
+            "WHERE session_id = %s ORDER BY seq",
+            [session_id],
+        )
+        touched: list[int] = []
+        for seq, from_id, to_id in cur.fetchall():
+            if from_id in doomed_ids or to_id in doomed_ids:
+                touched.append(seq)
+                continue
+            cur.execute(sql.PATH_TO_ID, [session_id, to_id])
+            ids = [r[0] for r in cur.fetchall()]
+            if from_id in ids and doomed_ids.intersection(ids[ids.index(from_id):]):
+                touched.append(seq)
+        return touched
+
+    def clear(self, session_id: str) -> None:
+        with transaction.atomic(), connection.cursor() as cur:
+            lock(cur, session_id)
+            delete_rows(cur, session_id)
+            cur.execute(sql.DELETE_SKILL_STATES, [session_id])
+            cur.execute(sql.ZERO_COUNTS, [dialects.current().db_datetime(now()), session_id])
+
+    def copy_path(
+        self, session_id: str, agent_id: str, messages: Sequence[Message], *,
+        index_from: str | None = None,
+    ) -> None:
+        """Store messages (parents before children) into a session in one bulk operation,
+        keeping their ids, metadata and created_at. Index rows are copied from session
+        `index_from` (a fork: the same ids live there), else built from the text."""
+        d = dialects.current()
+        with transaction.atomic(), connection.cursor() as cur:
+            if index_from is not None:
+                cur.execute("SELECT message_id, search_len FROM arbor_message "
+                            "WHERE session_id = %s", [index_from])
+                lengths = dict(cur.fetchall())
+                rows = [_row(d, session_id, m, None, (), lengths.get(m.id, 0)) for m in messages]
+            else:
+                rows = [_row(d, session_id, m, None, tokens)
+                        for m, tokens in zip(messages, _chain_tokens(messages), strict=True)]
+            scope = message_scope(session_id, agent_id)
+            d.insert_messages(cur, rows, None if index_from is not None else scope)
+            cur.execute(sql.LINK_PARENTS, [session_id])
+            if index_from is not None:
+                d.copy_index(cur, source_session=index_from, target_session=session_id,
+                             scope=scope)
+            d.count(cur, session_id, messages=len(rows), tokens=sum(r.search_len for r in rows))
+
+
+def _chain_tokens(messages: Sequence[Message]) -> list[list[str]]:
+    """Index tokens of messages given parents first, as an append would make them: tool
+    results carry their call's name and input, found among their nearest ancestors."""
+    by_id = {m.id: m for m in messages}
+    out = []
+    for m in messages:
+        tokens = index_tokens(m.text)
+        call_ids = [str(p["toolCallId"]) for p in m.parts
+                    if p.get("type") == "tool-result" and p.get("toolCallId") is not None]
+        found: dict[str, str] = {}
+        ancestor = by_id.get(m.parent_id) if m.parent_id else None
+        for _ in range(sql.TOOL_CALL_DEPTH + 1):
+            if ancestor is None or not call_ids:
+                break
+            for call_id, words in tool_calls_in(ancestor.parts).items():
+                found.setdefault(call_id, words)
+            ancestor = by_id.get(ancestor.parent_id) if ancestor.parent_id else None
+        context = " ".join(found[c] for c in call_ids if c in found)
+        out.append(tokens + index_tokens(context) if context else tokens)
+    return out

@@ -1,0 +1,72 @@
+"""Compaction overlays: add, list, remove, and the per-path read of overlays with the
+session's unloaded skills."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from django.db import IntegrityError, connection, transaction
+
+from memory_core.errors import InvalidInput, NotFound
+from memory_core.messages import Message, now
+from memory_core.tree import Compaction
+
+from .. import dialects, models
+from . import sql
+
+
+class PathReader(Protocol):
+    def path(
+        self, session_id: str, leaf_id: str | None, *, with_overlays: bool
+    ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]: ...
+
+    def get_message(self, session_id: str, message_id: str) -> Message | None: ...
+
+
+def read_views(cur: Any, session_id: str) -> tuple[list[Compaction], dict[tuple[str, str], Any]]:
+    """Overlays (oldest first) and unloaded skills ((label, key) -> when), in one query."""
+    to_dt = dialects.current().to_datetime
+    cur.execute(sql.VIEWS, [session_id, session_id])
+    overlays: list[Compaction] = []
+    unloaded: dict[tuple[str, str], Any] = {}
+    for kind, a, b, c, d, stamp, _ in cur.fetchall():
+        if kind == "c":
+            overlays.append(Compaction(a, b, c, d, to_dt(stamp)))
+        else:
+            unloaded[(a, b)] = to_dt(stamp)
+    return overlays, unloaded
+
+
+class Overlays:
+    def __init__(self, paths: PathReader) -> None:
+        self.paths = paths  # to check that an overlay's range lies on one path
+
+    def add_compaction(
+        self, session_id: str, *, summary: str, from_id: str, to_id: str
+    ) -> Compaction:
+        with transaction.atomic():
+            path, _, _ = self.paths.path(session_id, to_id, with_overlays=False)
+            if from_id not in {m.id for m in path}:
+                if self.paths.get_message(session_id, from_id) is None:
+                    raise NotFound(f"message {from_id} not found in session {session_id}")
+                raise InvalidInput(f"message {from_id} is not on the path to {to_id}")
+            try:
+                row = models.Compaction.objects.create(
+                    session_id=session_id, summary=summary.replace("\x00", ""),
+                    from_message_id=from_id, to_message_id=to_id, created_at=now(),
+                )
+            except IntegrityError as exc:  # the session vanished meanwhile
+                raise NotFound(f"session {session_id} not found") from exc
+        return Compaction(row.overlay_id, row.summary, from_id, to_id, row.created_at)
+
+    def get_compactions(self, session_id: str) -> list[Compaction]:
+        to_dt = dialects.current().to_datetime
+        with connection.cursor() as cur:
+            cur.execute(sql.COMPACTIONS, [session_id])
+            return [Compaction(r[0], r[1], r[2], r[3], to_dt(r[4])) for r in cur.fetchall()]
+
+    def remove_compaction(self, session_id: str, compaction_id: str) -> bool:
+        deleted, _ = models.Compaction.objects.filter(
+            session_id=session_id, overlay_id=compaction_id
+        ).delete()
+        return bool(deleted)

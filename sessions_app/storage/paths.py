@@ -1,0 +1,171 @@
+"""Message reads: one message, the latest leaf, children, the root-to-leaf path (one
+recursive CTE whatever its length, SPEC §14), the tree and the counters."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+from django.db import connection
+
+from memory_core.errors import NotFound
+from memory_core.messages import Message
+from memory_core.search import SearchHit
+from memory_core.tree import Compaction, TreeRow, tree_rows
+
+from .. import dialects, models
+from . import sql
+from .overlays import read_views
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic GC while building a long path: the objects are acyclic, and
+    collections triggered by thousands of new dicts otherwise double the read time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def row_message(row: Sequence[Any]) -> Message:
+    """A Message from the sql.MESSAGE_COLUMNS of a row."""
+    to_dt = dialects.current().to_datetime
+    return Message(row[0], row[1], row[2], orjson.loads(row[3]), orjson.loads(row[4]),
+                   to_dt(row[5]), row[6])
+
+
+def find(cur: Any, session_id: str, ids: Sequence[str]) -> dict[str, tuple[int, Message]]:
+    """id -> (seq, message) for those of `ids` stored in the session."""
+    if not ids:
+        return {}
+    cur.execute(sql.find_messages(len(ids)), [session_id, *ids])
+    return {row[1]: (row[0], row_message(row[1:])) for row in cur.fetchall()}
+
+
+def leaf(cur: Any, session_id: str) -> tuple[int, str] | None:
+    """(seq, id) of the latest leaf."""
+    cur.execute(sql.LEAF, [session_id])
+    row = cur.fetchone()
+    return (row[0], row[1]) if row else None
+
+
+class Paths:
+    """The read half of the message storage."""
+
+    def get_message(self, session_id: str, message_id: str) -> Message | None:
+        with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
+            found = find(cur, session_id, [message_id])
+        return found[message_id][1] if message_id in found else None
+
+    def latest_leaf(self, session_id: str) -> Message | None:
+        with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
+            cur.execute(sql.LATEST_MESSAGE, [session_id])
+            row = cur.fetchone()
+        return row_message(row) if row else None
+
+    def children(self, session_id: str, message_id: str) -> list[Message]:
+        with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
+            cur.execute(
+                f"SELECT {sql.MESSAGE_COLUMNS} FROM arbor_message WHERE parent_seq = "
+                f"(SELECT seq FROM arbor_message WHERE session_id = %s AND message_id = %s) "
+                f"ORDER BY seq",
+                [session_id, message_id],
+            )
+            rows = cur.fetchall()
+        if not rows and self.get_message(session_id, message_id) is None:
+            raise NotFound(f"message {message_id} not found in session {session_id}")
+        return [row_message(r) for r in rows]
+
+    def path(
+        self, session_id: str, leaf_id: str | None, *, with_overlays: bool
+    ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]:
+        to_dt = dialects.current().to_datetime
+        loads = orjson.loads
+        new = tuple.__new__
+        with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
+            if leaf_id is None:
+                cur.execute(sql.PATH_TO_LATEST, [session_id])
+            else:
+                cur.execute(sql.PATH_TO_ID, [session_id, leaf_id])
+            with _no_gc():
+                rows = cur.fetchall()
+                if leaf_id is not None and not rows:
+                    raise NotFound(f"message {leaf_id} not found in session {session_id}")
+                # tuple.__new__ skips NamedTuple's Python-level __new__ (10k calls).
+                path = [
+                    new(Message, (r[0], r[1], r[2], loads(r[3]),
+                                  {} if r[4] == "{}" else loads(r[4]), to_dt(r[5]), r[6]))
+                    for r in rows
+                ]
+            overlays, unloaded = (
+                read_views(cur, session_id) if with_overlays and path else ([], {})
+            )
+        return path, overlays, unloaded
+
+    def path_length(self, session_id: str, leaf_id: str | None) -> int:
+        anchor = sql.ID_ANCHOR if leaf_id is not None else sql.LATEST_ANCHOR
+        params = [session_id, leaf_id] if leaf_id is not None else [session_id]
+        with connection.cursor() as cur:
+            cur.execute(sql.path_length(anchor), params)
+            count = int(cur.fetchone()[0])
+        if leaf_id is not None and count == 0:
+            raise NotFound(f"message {leaf_id} not found in session {session_id}")
+        return count
+
+    def tree(self, session_id: str) -> list[TreeRow]:
+        to_dt = dialects.current().to_datetime
+        with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
+            cur.execute(
+                "SELECT message_id, parent_message_id, role, text, created_at "
+                "FROM arbor_message WHERE session_id = %s ORDER BY seq",
+                [session_id],
+            )
+            rows = [(r[0], r[1], r[2], r[3], to_dt(r[4])) for r in cur.fetchall()]
+        return tree_rows(rows)
+
+    def all_messages(self, session_id: str) -> list[Message]:
+        """Every message of the session in insertion order (parents before children)."""
+        with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
+            cur.execute(f"SELECT {sql.MESSAGE_COLUMNS} FROM arbor_message "
+                        "WHERE session_id = %s ORDER BY seq", [session_id])
+            return [row_message(r) for r in cur.fetchall()]
+
+    def message_count(self, session_id: str) -> int:
+        return int(
+            models.Session.objects.filter(id=session_id)
+            .values_list("message_count", flat=True)
+            .first()
+            or 0
+        )
+
+    def search(
+        self, *, agent_id: str, session_id: str | None, terms: Sequence[str], limit: int,
+        exclude_session_id: str | None = None,
+    ) -> list[SearchHit]:
+        if not terms:
+            return []
+        d = dialects.current()
+        scope, exclude = dialects.search_scope(agent_id, session_id, exclude_session_id)
+        with connection.cursor() as cur:
+            d.fast_reads(cur)
+            rows = d.search(cur, scope=scope, terms=terms, limit=limit, exclude=exclude)
+        return [
+            SearchHit(
+                id=r[0], session_id=r[1], role=r[2], content=r[3],
+                created_at=d.to_datetime(r[4]), rank=i + 1, score=round(float(r[5]), 6),
+            )
+            for i, r in enumerate(rows)
+        ]

@@ -1,0 +1,106 @@
+"""Statement text shared by the storage modules and the benchmarks' baselines.
+
+Written with `%s` placeholders (Django's style on both vendors); the SQLite baseline
+swaps them for `?`. benchmarks/drift.py checks that the baselines run these statements.
+"""
+
+from __future__ import annotations
+
+MESSAGE_COLUMNS = "message_id, parent_message_id, role, parts, metadata, created_at, text"
+# How far up a tool result looks for its call (split form: call, then results).
+TOOL_CALL_DEPTH = 16
+
+LATEST_LEAF = """
+    SELECT m.seq FROM arbor_message m
+    WHERE m.session_id = %s
+      AND NOT EXISTS (SELECT 1 FROM arbor_message c WHERE c.parent_seq = m.seq)
+    ORDER BY m.seq DESC LIMIT 1"""
+LEAF = f"SELECT seq, message_id FROM arbor_message WHERE seq = ({LATEST_LEAF})"
+LATEST_MESSAGE = f"SELECT {MESSAGE_COLUMNS} FROM arbor_message WHERE seq = ({LATEST_LEAF})"
+
+# Postgres locks the session row before a write decides anything (SQLite's IMMEDIATE
+# transaction already holds the database's write lock).
+LOCK_SESSION = "SELECT agent_id FROM arbor_session WHERE id = %s FOR UPDATE"
+# Counters and updated_at move only once a write has changed something.
+COUNT = ("UPDATE arbor_session SET updated_at = %s, message_count = message_count + %s, "
+         "search_tokens = search_tokens + %s WHERE id = %s RETURNING agent_id")
+ZERO_COUNTS = ("UPDATE arbor_session SET updated_at = %s, message_count = 0, search_tokens = 0 "
+               "WHERE id = %s")
+
+INSERT_COLUMNS = ("session_id, message_id, parent_seq, parent_message_id, role, parts, "
+                  "metadata, text, search_len, created_at")
+INSERT_MESSAGE = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}) "
+                  "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq")
+INSERT_MESSAGE_WITH_VECTOR = (
+    f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq")
+# Postgres: the row, its search vector and the session's counters in one statement.
+INSERT_COUNTED = (
+    "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
+    "message_count = message_count + 1, search_tokens = search_tokens + %s WHERE id = %s) "
+    + INSERT_MESSAGE_WITH_VECTOR)
+INSERT_FTS = "INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)"
+# After a bulk insert (fork, import): parents found by id within the new session.
+LINK_PARENTS = """UPDATE arbor_message SET parent_seq = (
+                       SELECT p.seq FROM arbor_message p
+                       WHERE p.session_id = arbor_message.session_id
+                         AND p.message_id = arbor_message.parent_message_id)
+                   WHERE session_id = %s AND parent_message_id IS NOT NULL"""
+
+DELETE_MESSAGES = "DELETE FROM arbor_message WHERE session_id = %s"
+DELETE_COMPACTIONS = "DELETE FROM arbor_compaction WHERE session_id = %s"
+DELETE_SKILL_STATES = "DELETE FROM arbor_skill_state WHERE session_id = %s"
+
+
+def find_messages(count: int) -> str:
+    marks = ", ".join(["%s"] * count)
+    return (f"SELECT seq, {MESSAGE_COLUMNS} FROM arbor_message "
+            f"WHERE session_id = %s AND message_id IN ({marks})")
+
+
+def _path_sql(anchor: str) -> str:
+    # Walks parent pointers from the leaf; rows come back leaf first with their depth.
+    return f"""
+    WITH RECURSIVE path(seq, parent_seq, depth) AS (
+        SELECT seq, parent_seq, 0 FROM arbor_message WHERE {anchor}
+        UNION ALL
+        SELECT m.seq, m.parent_seq, p.depth + 1
+        FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
+    )
+    SELECT {", ".join("m." + c.strip() for c in MESSAGE_COLUMNS.split(","))}, p.depth
+    FROM path p JOIN arbor_message m ON m.seq = p.seq
+    ORDER BY p.depth DESC"""
+
+
+ID_ANCHOR = "session_id = %s AND message_id = %s"
+LATEST_ANCHOR = f"seq = ({LATEST_LEAF})"
+PATH_TO_ID = _path_sql(ID_ANCHOR)
+PATH_TO_LATEST = _path_sql(LATEST_ANCHOR)
+
+
+def path_length(anchor: str) -> str:
+    return f"""WITH RECURSIVE path(seq, parent_seq) AS (
+                   SELECT seq, parent_seq FROM arbor_message WHERE {anchor}
+                   UNION ALL
+                   SELECT m.seq, m.parent_seq FROM path p
+                   JOIN arbor_message m ON m.seq = p.parent_seq)
+               SELECT count(*) FROM path"""
+
+
+CALL_CONTEXT = f"""WITH RECURSIVE up(seq, parent_seq, depth) AS (
+                    SELECT seq, parent_seq, 0 FROM arbor_message WHERE seq = %s
+                    UNION ALL
+                    SELECT m.seq, m.parent_seq, up.depth + 1
+                    FROM up JOIN arbor_message m ON m.seq = up.parent_seq
+                    WHERE up.depth < {TOOL_CALL_DEPTH})
+                SELECT m.parts FROM up JOIN arbor_message m ON m.seq = up.seq"""
+
+# Compaction overlays and unloaded skills of the session, read with every path.
+VIEWS = """SELECT 'c', overlay_id, summary, from_message_id, to_message_id, created_at, seq
+               FROM arbor_compaction WHERE session_id = %s
+               UNION ALL
+               SELECT 's', label, key, NULL, NULL, unloaded_at, id
+               FROM arbor_skill_state WHERE session_id = %s AND unloaded_at IS NOT NULL
+               ORDER BY 1, 6, 7"""
+COMPACTIONS = ("SELECT overlay_id, summary, from_message_id, to_message_id, created_at "
+               "FROM arbor_compaction WHERE session_id = %s ORDER BY created_at, seq")
