@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from .messages import Message, NewMessage, SessionInfo
 from .search import SearchHit
+from .snapshot import SessionSnapshot
 from .tree import Compaction, TreeRow
 
 DEFAULT_STORAGE = "sessions_app.storage.OrmStorage"
@@ -46,6 +47,9 @@ class ContextStorage(Protocol):
 
     def list_entries(self, namespace: str) -> list[tuple[str, str]]:
         """(key, description), by key."""
+
+    def entries(self, namespace: str) -> list[tuple[str, str, str]]:
+        """(key, content, description), by key."""
 
     def count_entries(self, namespace: str) -> int: ...
 
@@ -90,6 +94,12 @@ class SessionStorage(ContextStorage, Protocol):
 
     def delete_session(self, agent_id: str, session_id: str) -> bool:
         """Remove the session and everything of it; False when it did not exist."""
+
+    def restore_session(self, agent_id: str, snapshot: SessionSnapshot) -> SessionInfo:
+        """Store a whole session in one transaction (block contents aside): registry
+        fields, counters and times as given; blocks; messages in one bulk copy; overlays;
+        skill states; the frozen prompt. Keeps the snapshot's ids unless the session id or
+        an overlay id is taken; drops a parent_session_id that is not the agent's."""
 
     def add_usage(
         self, agent_id: str, session_id: str, *, input_tokens: int, output_tokens: int, cost: float
@@ -137,6 +147,9 @@ class SessionStorage(ContextStorage, Protocol):
     def path_length(self, session_id: str, leaf_id: str | None) -> int: ...
 
     def tree(self, session_id: str) -> list[TreeRow]: ...
+
+    def all_messages(self, session_id: str) -> list[Message]:
+        """Every message of the session in insertion order (parents before children)."""
 
     def message_count(self, session_id: str) -> int: ...
 

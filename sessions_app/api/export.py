@@ -10,8 +10,9 @@ from ninja.errors import ValidationError
 from ninja.responses import Status
 from pydantic import ValidationError as PydanticError
 
+from memory_core.transfer import export_session, import_session
+
 from ..access import agent_for, manager_and_session, manager_for
-from ..transfer import export_session, import_session
 from .documents import SessionDocument
 from .errors import StrictJsonParser
 from .render import json_response
