@@ -22,7 +22,7 @@ from .limits import (
 )
 from .messages import Mappable
 from .prompt import Section, render
-from .providers.base import can_set, kind_of
+from .providers.base import can_set, kind_of, read_entry
 from .providers.static import StaticProvider
 from .providers.stored import StoredSearch, StoredSkills, StoredText
 from .storage import ContextStorage
@@ -226,7 +226,7 @@ class SessionContext:
         block = self.block(label)
         if block.kind not in ("skill", "search"):
             raise InvalidInput(f"block {label!r} has no entries; read it without a key")
-        found = _read_entry(block.provider, key) if is_id(key) else None
+        found = read_entry(block.provider, key) if is_id(key) else None
         if found is None:
             raise NotFound(f"no entry {key!r} in block {label!r}")
         return ContextEntry(label, key, found[0], found[1] or None)
@@ -282,7 +282,8 @@ class SessionContext:
         if not block.settable:
             raise ReadOnly(f"block {label!r} is read-only")
         if not isinstance(key, str) or not key.strip() or len(key) > MAX_ID_LENGTH:
-            raise InvalidInput(f"key must be a non-empty string of at most {MAX_ID_LENGTH} characters")
+            raise InvalidInput(
+                f"key must be a non-empty string of at most {MAX_ID_LENGTH} characters")
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
         self._check_budget(block, content)
@@ -371,18 +372,6 @@ class SessionContext:
             for label, key, loaded, loaded_at, _ in self.store.skill_states(self.session_id)
             if loaded
         ]
-
-
-def _read_entry(provider: Any, key: str) -> tuple[str, str] | None:
-    """(content, description) from a provider: the database-backed ones keep both;
-    skills kept elsewhere (files) only load."""
-    if callable(getattr(provider, "entry", None)):
-        found = provider.entry(key)
-        return None if found is None else (str(found[0]), str(found[1] or ""))
-    if callable(getattr(provider, "load", None)):
-        content = provider.load(key)
-        return None if content is None else (str(content), "")
-    return None
 
 
 def specs_from_templates(templates: Sequence[Mapping[str, Any]]) -> list[BlockSpec]:

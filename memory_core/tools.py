@@ -187,10 +187,7 @@ def _load_context(ctx: SessionContext, skills: list[Block]) -> Tool:
         "load_context",
         f"Load the full text of a skill listed in a loadable block ({_names(skills)}). "
         "Unload it when done to free the context.",
-        {"type": "object", "properties": {
-            "label": _label_schema(skills),
-            "key": {"type": "string", "description": "The skill's key, as listed."}},
-         "required": ["label", "key"], "additionalProperties": False},
+        _skill_args(skills, "The skill's key, as listed."),
         run,
     )
 
@@ -204,12 +201,17 @@ def _unload_context(ctx: SessionContext, skills: list[Block]) -> Tool:
         "unload_context",
         f"Unload a loaded skill ({_names(skills)}): its text leaves the conversation; "
         "it can be loaded again later.",
-        {"type": "object", "properties": {
-            "label": _label_schema(skills),
-            "key": {"type": "string", "description": "The skill's key."}},
-         "required": ["label", "key"], "additionalProperties": False},
+        _skill_args(skills, "The skill's key."),
         run,
     )
+
+
+def _skill_args(skills: list[Block], key_description: str) -> dict[str, Any]:
+    """Parameters of the skill tools: which block, which skill."""
+    return {"type": "object", "properties": {
+        "label": _label_schema(skills),
+        "key": {"type": "string", "description": key_description}},
+        "required": ["label", "key"], "additionalProperties": False}
 
 
 def _search_context(ctx: SessionContext, blocks: list[Block]) -> Tool:

@@ -61,3 +61,15 @@ def kind_of(provider: Any) -> Kind:
 
 def can_set(provider: Any) -> bool:
     return callable(getattr(provider, "set", None))
+
+
+def read_entry(provider: Any, key: str) -> tuple[str, str] | None:
+    """(content, description) from a provider: the database-backed ones keep both;
+    skills kept elsewhere (files) only load."""
+    if callable(getattr(provider, "entry", None)):
+        found = provider.entry(key)
+        return None if found is None else (str(found[0]), str(found[1] or ""))
+    if callable(getattr(provider, "load", None)):
+        content = provider.load(key)
+        return None if content is None else (str(content), "")
+    return None

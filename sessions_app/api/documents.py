@@ -9,12 +9,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from ninja import Schema
-from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from memory_core.limits import MAX_TEXT, Role
 
-from .schemas import NO_NUL, BlockOptions, Cost, Count, Id, Label, Name, Reason, RowId
+from .schemas import NO_NUL, BlockOptions, Cost, Count, Id, JsonIn, Label, Name, Reason, RowId
 
 
 def _utc(value: datetime) -> datetime:
@@ -28,9 +27,8 @@ def _utc(value: datetime) -> datetime:
 Stamp = Annotated[datetime, AfterValidator(_utc)]
 
 
-class Doc(Schema):
-    # Lax about types (timestamps arrive as text), strict about unknown fields.
-    model_config = ConfigDict(extra="forbid")
+class Doc(JsonIn):
+    """Lax about types (timestamps arrive as text), strict about unknown fields."""
 
 
 class DocSession(Doc):

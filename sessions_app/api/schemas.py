@@ -25,47 +25,31 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from memory_core import limits as lim
 from memory_core.errors import InvalidInput
-from memory_core.limits import (
-    FILES_PATTERN,
-    LABEL_PATTERN,
-    MAX_BATCH,
-    MAX_BLOCK_CONTENT,
-    MAX_BLOCK_TOKENS,
-    MAX_COST,
-    MAX_DESCRIPTION,
-    MAX_ID_LENGTH,
-    MAX_NAME,
-    MAX_PARTS,
-    MAX_REASON,
-    MAX_ROW_ID_LENGTH,
-    MAX_TEMPLATES,
-    MAX_TEXT,
-    MAX_TOKEN_TOTAL,
-    NO_NUL_PATTERN,
-    ROLES,
-    Kind,
-    Role,
-    Scope,
-)
+from memory_core.limits import Kind, Role, Scope
 from memory_core.message_rules import CheckedMessage, check_message
 from memory_core.search import MAX_HIT_CHARS
 
-NO_NUL = NO_NUL_PATTERN
-Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH, pattern=NO_NUL)]
-Name = Annotated[str, StringConstraints(max_length=MAX_NAME, pattern=NO_NUL)]
-Label = Annotated[str, StringConstraints(pattern=LABEL_PATTERN)]
-Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
-Count = Annotated[int, Field(ge=0, le=MAX_TOKEN_TOTAL)]
-Cost = Annotated[float, Field(ge=0, le=MAX_COST, allow_inf_nan=False)]
-RowId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ROW_ID_LENGTH, pattern=NO_NUL)]
-Reason = Annotated[str, StringConstraints(max_length=MAX_REASON, pattern=NO_NUL)]
-Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION, pattern=NO_NUL)]
-AgentName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME, pattern=NO_NUL)]
+NO_NUL = lim.NO_NUL_PATTERN
+Id = Annotated[str, StringConstraints(min_length=1, max_length=lim.MAX_ID_LENGTH, pattern=NO_NUL)]
+Name = Annotated[str, StringConstraints(max_length=lim.MAX_NAME, pattern=NO_NUL)]
+Label = Annotated[str, StringConstraints(pattern=lim.LABEL_PATTERN)]
+Text = Annotated[str, StringConstraints(max_length=lim.MAX_TEXT)]
+Count = Annotated[int, Field(ge=0, le=lim.MAX_TOKEN_TOTAL)]
+Cost = Annotated[float, Field(ge=0, le=lim.MAX_COST, allow_inf_nan=False)]
+RowId = Annotated[str, StringConstraints(min_length=1, max_length=lim.MAX_ROW_ID_LENGTH,
+                                         pattern=NO_NUL)]
+Reason = Annotated[str, StringConstraints(max_length=lim.MAX_REASON, pattern=NO_NUL)]
+Description = Annotated[str, StringConstraints(max_length=lim.MAX_DESCRIPTION, pattern=NO_NUL)]
+AgentName = Annotated[str, StringConstraints(min_length=1, max_length=lim.MAX_NAME,
+                                             pattern=NO_NUL)]
 
 
-class In(Schema):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class JsonIn(Schema):
+    """A body read from JSON: unknown fields are refused, and it is validated once."""
+
+    model_config = ConfigDict(extra="forbid")
 
     @model_validator(mode="wrap")
     @classmethod
@@ -74,6 +58,10 @@ class In(Schema):
         # Replaces ninja's, which validates twice when extra is forbidden (once on the raw
         # dict, once through its ORM getter); inputs are JSON, so once is the whole job.
         return handler(values)
+
+
+class In(JsonIn):
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ErrorOut(Schema):
@@ -89,11 +77,14 @@ class ConflictOut(ErrorOut):
 # ------------------------------------------------------------------ agents
 class BlockOptions(In):
     description: Description | None = None
-    max_tokens: Annotated[int, Field(gt=0, le=MAX_BLOCK_TOKENS)] | None = None
+    max_tokens: Annotated[int, Field(gt=0, le=lim.MAX_BLOCK_TOKENS)] | None = None
     kind: Kind | None = Field(None, description="Default: writable.")
-    content: Annotated[str, StringConstraints(max_length=MAX_BLOCK_CONTENT, pattern=NO_NUL)] | None = None
+    content: Annotated[str, StringConstraints(max_length=lim.MAX_BLOCK_CONTENT,
+                                              pattern=NO_NUL)] | None = None
     scope: Scope | None = Field(None, description="Default: session.")
-    files: Annotated[str, StringConstraints(max_length=MAX_NAME, pattern=FILES_PATTERN)] | None = Field(None, description="A skill block's folder in the skills storage.")
+    files: Annotated[str, StringConstraints(
+        max_length=lim.MAX_NAME, pattern=lim.FILES_PATTERN,
+    )] | None = Field(None, description="A skill block's folder in the skills storage.")
 
 
 class BlockTemplate(BlockOptions):
@@ -119,13 +110,14 @@ class BlockTemplateOut(Schema):
 
 class AgentIn(In):
     name: AgentName
-    context: list[BlockTemplate] = Field(default_factory=list, max_length=MAX_TEMPLATES)
+    context: list[BlockTemplate] = Field(default_factory=list, max_length=lim.MAX_TEMPLATES)
 
 
 class AgentPatch(In):
     name: AgentName | None = None
     context: list[BlockTemplate] | None = Field(
-        None, max_length=MAX_TEMPLATES, description="Replaces the templates; existing sessions keep "
+        None, max_length=lim.MAX_TEMPLATES, description="Replaces the templates; existing "
+        "sessions keep "
         "the blocks they started with.")
 
 
@@ -193,7 +185,7 @@ class CompactAndSplitIn(In):
 
 
 class CompactionIn(In):
-    summary: Annotated[str, StringConstraints(min_length=1, max_length=MAX_BLOCK_CONTENT)]
+    summary: Annotated[str, StringConstraints(min_length=1, max_length=lim.MAX_BLOCK_CONTENT)]
     from_message_id: Id
     to_message_id: Id
 
@@ -225,9 +217,9 @@ class MessageIn(In):
 
     id: Annotated[str, StringConstraints(min_length=1)] | None = Field(
         None, description="Optional; Arbor makes one when absent.",
-        json_schema_extra={"maxLength": MAX_ID_LENGTH})
-    role: str = Field(json_schema_extra={"enum": list(ROLES)})
-    parts: list[Part] | None = Field(None, max_length=MAX_PARTS, description=(
+        json_schema_extra={"maxLength": lim.MAX_ID_LENGTH})
+    role: str = Field(json_schema_extra={"enum": list(lim.ROLES)})
+    parts: list[Part] | None = Field(None, max_length=lim.MAX_PARTS, description=(
         "AI SDK UIMessage parts: {type: 'text', text}, {type: 'reasoning', text}, tool "
         "parts; known types must have their fields of the right type, unknown types are "
         "stored unchanged. Give parts or content."))
@@ -261,7 +253,7 @@ class AppendIn(In):
 
 
 class BatchIn(In):
-    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_BATCH)
+    messages: list[MessageIn] = Field(min_length=1, max_length=lim.MAX_BATCH)
     parent_id: Id | None = None
 
 
@@ -345,7 +337,7 @@ class ContentIn(In):
 
 class EntryIn(In):
     content: Text
-    description: Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION)] | None = None
+    description: Annotated[str, StringConstraints(max_length=lim.MAX_DESCRIPTION)] | None = None
 
 
 class EntryOut(Schema):
@@ -383,7 +375,7 @@ class ToolCallOut(Schema):
 
 # --------------------------------------------------------------------- chat
 class ChatIn(In):
-    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_BLOCK_CONTENT)]
+    content: Annotated[str, StringConstraints(min_length=1, max_length=lim.MAX_BLOCK_CONTENT)]
     parent_id: Id | None = None
     stream: bool = Field(False, description="Answer text/event-stream: text_delta, "
                          "tool_call, tool_result events, then done with the stored message.")
