@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import BlockSpec
 from .errors import InvalidInput, NotFound
+from .limits import strip_nul
 from .messages import Message, SessionInfo, prepare
 from .snapshot import FrozenPrompt, SessionSnapshot, SkillState
 from .tree import Compaction
@@ -156,7 +157,7 @@ def _snapshot(manager: SessionManager, document: Mapping[str, Any]) -> SessionSn
         updated_at=meta["updated_at"],
         blocks=[(b["label"], _spec(b), b["removed"]) for b in document["blocks"]],
         messages=messages,
-        compactions=[Compaction(c["id"], c["summary"].replace("\x00", ""), c["from_message_id"],
+        compactions=[Compaction(c["id"], strip_nul(c["summary"]), c["from_message_id"],
                                 c["to_message_id"], c["created_at"])
                      for c in document["compactions"]],
         skills=[SkillState(s["label"], s["key"], s["loaded"], s["loaded_at"],

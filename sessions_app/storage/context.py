@@ -11,6 +11,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Max
 
+from memory_core.limits import strip_nul
 from memory_core.messages import now
 from memory_core.search import index_tokens
 
@@ -91,13 +92,13 @@ class ContextRows:
 
     def set_value(self, key: str, content: str) -> None:
         models.BlockValue.objects.update_or_create(
-            key=key, defaults={"content": content.replace("\x00", "")},
-            create_defaults={"content": content.replace("\x00", ""), **_owners(key)})
+            key=key, defaults={"content": strip_nul(content)},
+            create_defaults={"content": strip_nul(content), **_owners(key)})
 
     # ------------------------------------------------------------ entries
     def put_entry(self, namespace: str, key: str, content: str, description: str) -> None:
-        content = content.replace("\x00", "")
-        description = description.replace("\x00", "")
+        content = strip_nul(content)
+        description = strip_nul(description)
         tokens = index_tokens(f"{key} {description} {content}")
         stamp = now()
         with transaction.atomic():

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from django.db import IntegrityError, connection, transaction
 
 from memory_core.errors import InvalidInput, NotFound
+from memory_core.limits import strip_nul
 from memory_core.messages import Message, now
 from memory_core.tree import Compaction
 
@@ -52,7 +53,7 @@ class Overlays:
                 raise InvalidInput(f"message {from_id} is not on the path to {to_id}")
             try:
                 row = models.Compaction.objects.create(
-                    session_id=session_id, summary=summary.replace("\x00", ""),
+                    session_id=session_id, summary=strip_nul(summary),
                     from_message_id=from_id, to_message_id=to_id, created_at=now(),
                 )
             except IntegrityError as exc:  # the session vanished meanwhile

@@ -10,7 +10,7 @@ from django.db.models import BigIntegerField, F, FloatField, Value
 
 from memory_core.context import specs_from_templates
 from memory_core.errors import InvalidInput, NotFound
-from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL
+from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL, strip_nul
 from memory_core.messages import SessionInfo, now
 from memory_core.snapshot import SessionSnapshot
 
@@ -231,7 +231,7 @@ class Registry:
         self, session_id: str, *, error: str, failed_at: Any, retry_at: Any
     ) -> None:
         models.Session.objects.filter(id=session_id).update(
-            compaction_error=error.replace("\x00", "")[:2000], compaction_failed_at=failed_at,
+            compaction_error=strip_nul(error)[:2000], compaction_failed_at=failed_at,
             compaction_retry_at=retry_at)
 
     def check_state(self, session_id: str) -> tuple[Any, str | None, int]:
