@@ -8,8 +8,9 @@ the export/import document shapes live in documents.py.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, get_type_hints
 
 from ninja import Schema
 from pydantic import (
@@ -20,12 +21,14 @@ from pydantic import (
     StringConstraints,
     ValidationError,
     ValidationInfo,
+    create_model,
     model_serializer,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from memory_core import limits as lim
+from memory_core.context import ContextBlock, ContextEntry, PromptStatus
 from memory_core.errors import InvalidInput
 from memory_core.limits import Kind, Role, Scope
 from memory_core.message_rules import CheckedMessage, check_message
@@ -316,15 +319,16 @@ class SearchOut(Schema):
 
 
 # ------------------------------------------------------------------ context
-class ContextBlockOut(Schema):
-    label: str
-    description: str | None
-    content: str
-    tokens: int
-    max_tokens: int | None
-    writable: bool
-    is_skill: bool
-    is_searchable: bool
+def _mirror(value: type, name: str) -> type[Schema]:
+    """The response shape of an engine value, field for field: defined once, by the value."""
+    hints = get_type_hints(value)
+    return create_model(name, __base__=Schema,
+                        **{f.name: (hints[f.name], ...) for f in fields(value)})
+
+
+ContextBlockOut = _mirror(ContextBlock, "ContextBlockOut")
+EntryOut = _mirror(ContextEntry, "EntryOut")
+PromptStatusOut = _mirror(PromptStatus, "PromptStatusOut")
 
 
 class ContextList(Schema):
@@ -340,23 +344,9 @@ class EntryIn(In):
     description: Annotated[str, StringConstraints(max_length=lim.MAX_DESCRIPTION)] | None = None
 
 
-class EntryOut(Schema):
-    label: str
-    key: str
-    content: str
-    description: str | None
-
-
 class PromptOut(Schema):
     prompt: str
     frozen_at: datetime | None
-
-
-class PromptStatusOut(Schema):
-    frozen: bool
-    frozen_at: datetime | None
-    up_to_date: bool
-    changed_blocks: list[str]
 
 
 # -------------------------------------------------------------------- tools

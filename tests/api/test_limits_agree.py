@@ -49,3 +49,14 @@ def test_columns_and_schemas_are_built_on_the_limits():
     assert models.Session._meta.get_field("name").max_length == MAX_NAME
     role = MessageIn.model_json_schema()["properties"]["role"]
     assert role["enum"] == list(ROLES)
+
+
+def test_context_responses_document_exactly_the_engine_values(anonymous):
+    from dataclasses import fields
+
+    from memory_core.context import ContextBlock, ContextEntry, PromptStatus
+
+    schemas = ok(anonymous.get("/api/v1/openapi.json"))["components"]["schemas"]
+    for value, name in ((ContextBlock, "ContextBlockOut"), (ContextEntry, "EntryOut"),
+                        (PromptStatus, "PromptStatusOut")):
+        assert list(schemas[name]["properties"]) == [f.name for f in fields(value)], name
