@@ -9,10 +9,8 @@ tokens), so a query answers the same on SQLite and Postgres.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -22,60 +20,10 @@ from memory_core.errors import NotFound
 from memory_core.messages import now
 
 from .storage import sql
+from .storage.rows import MessageRow, message_scope, namespace_token, session_token
 
 SCOPE_TOKENS = 2  # every indexed row carries a session token and an agent token
 MAX_POSITIONS = 256  # Postgres keeps at most 256 positions per lexeme
-
-
-def session_token(session_id: str) -> str:
-    # '§' is never part of a user word, so a query cannot name a scope token.
-    return "§s" + session_id.replace("-", "")
-
-
-def agent_token(agent_id: str) -> str:
-    return "§a" + agent_id.replace("-", "")
-
-
-def namespace_token(namespace: str) -> str:
-    return "§n" + hashlib.sha1(namespace.encode()).hexdigest()[:24]
-
-
-def message_scope(session_id: str, agent_id: str) -> tuple[str, str]:
-    """The scope tokens every indexed message carries."""
-    return session_token(session_id), agent_token(agent_id)
-
-
-def search_scope(
-    agent_id: str, session_id: str | None, exclude_session_id: str | None
-) -> tuple[str, str | None]:
-    """(scope token to match, scope token to leave out) of a message search: one session,
-    or all the agent's sessions but exclude_session_id."""
-    if session_id is not None:
-        return session_token(session_id), None
-    exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
-    return agent_token(agent_id), exclude
-
-
-@dataclass(frozen=True, slots=True)
-class MessageRow:
-    """One arbor_message row to write, with its index tokens (search_len counts them)."""
-
-    session_id: str
-    message_id: str
-    parent_seq: int | None
-    parent_message_id: str | None
-    role: str
-    parts: str  # JSON text
-    metadata: str  # JSON text
-    text: str
-    created_at: Any  # already in the database's form (db_datetime)
-    tokens: Sequence[str]
-    search_len: int
-
-    def values(self) -> list[Any]:
-        return [self.session_id, self.message_id, self.parent_seq, self.parent_message_id,
-                self.role, self.parts, self.metadata, self.text, self.search_len,
-                self.created_at]
 
 
 class Dialect(Protocol):

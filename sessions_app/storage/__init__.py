@@ -9,6 +9,7 @@ need when built (no mixins calling each other through `self`):
 - registry.py  session rows: create, list, update, delete, usage, fork, continue
 - context.py   blocks, values, entries, frozen prompts, skill states
 - sql.py       statement text, shared with the benchmarks' baselines
+- rows.py      the message row to write and the search scope tokens (vendor-neutral)
 
 Where the SQL differs by vendor, sessions_app/dialects.py owns the whole operation.
 """

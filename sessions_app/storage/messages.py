@@ -19,9 +19,10 @@ from memory_core.messages import Message, NewMessage, now, tool_calls_in
 from memory_core.search import index_tokens
 
 from .. import dialects
-from ..dialects import Dialect, MessageRow, message_scope
+from ..dialects import Dialect
 from . import sql
 from .paths import find, leaf
+from .rows import MessageRow, message_scope
 
 # What an append did: inserted a row, found the same message stored, or rewrote it.
 INSERTED, UNCHANGED, REWRITTEN = "inserted", "unchanged", "rewritten"

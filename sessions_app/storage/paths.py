@@ -19,6 +19,7 @@ from memory_core.tree import Compaction, TreeRow, tree_rows
 from .. import dialects, models
 from . import sql
 from .overlays import read_views
+from .rows import search_scope
 
 
 @contextmanager
@@ -158,7 +159,7 @@ class Paths:
         if not terms:
             return []
         d = dialects.current()
-        scope, exclude = dialects.search_scope(agent_id, session_id, exclude_session_id)
+        scope, exclude = search_scope(agent_id, session_id, exclude_session_id)
         with connection.cursor() as cur:
             d.fast_reads(cur)
             rows = d.search(cur, scope=scope, terms=terms, limit=limit, exclude=exclude)
