@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
-
-import httpx
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Unpack
 
 from ..messages import Message
 from ..tools import Tool
 from .base import LLMResponse, StreamEvent, ToolCall, Usage, new_call_id, parse_arguments, usage_of
 from .convert import to_anthropic_messages
-from .http import HTTPClient
+from .http import HTTPClient, HTTPOptions
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -25,16 +23,10 @@ class AnthropicClient(HTTPClient):
     provider = "Anthropic"
 
     def __init__(self, api_key: str, model: str = DEFAULT_ANTHROPIC_MODEL,
-                 base_url: str = ANTHROPIC_URL, max_tokens: int = 1024, timeout: float = 60,
-                 max_retries: int = 3, transport: httpx.BaseTransport | None = None, *,
-                 backoff: float = 0.5, max_backoff: float = 30.0,
-                 extra_body: Mapping[str, Any] | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
-        super().__init__(base_url=base_url, api_key=api_key, model=model, timeout=timeout,
-                         max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
-                         transport=transport, sleep=sleep)
-        self.max_tokens = max_tokens
-        self.extra_body = dict(extra_body or {})
+                 base_url: str = ANTHROPIC_URL, **options: Unpack[HTTPOptions]) -> None:
+        # The Messages API requires max_tokens; OpenAI-compatible servers do not.
+        options.setdefault("max_tokens", 1024)
+        super().__init__(base_url=base_url, api_key=api_key, model=model, **options)
 
     def _headers(self) -> dict[str, str]:
         return {"x-api-key": self._api_key or "", "anthropic-version": ANTHROPIC_VERSION}

@@ -9,7 +9,7 @@ import email.utils
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, Unpack
 
 import httpx
 
@@ -79,25 +79,39 @@ def provider_message(response: httpx.Response) -> str:
     return json.dumps(body)[:MAX_ERROR_CHARS]
 
 
+class HTTPOptions(TypedDict, total=False):
+    """Keyword options every HTTP client takes (all optional)."""
+
+    timeout: float
+    max_retries: int
+    transport: httpx.BaseTransport | None
+    backoff: float
+    max_backoff: float
+    max_tokens: int | None
+    extra_body: Mapping[str, Any] | None
+    sleep: Callable[[float], None] | None
+
+
 class HTTPClient:
     """What both HTTP clients share: one pooled connection, retries, safe errors."""
 
     offline = False
     provider = "LLM"
 
-    def __init__(self, *, base_url: str, api_key: str | None, model: str, timeout: float,
-                 max_retries: int, backoff: float, max_backoff: float,
-                 transport: httpx.BaseTransport | None,
-                 sleep: Callable[[float], None] | None) -> None:
+    def __init__(self, *, base_url: str, api_key: str | None, model: str,
+                 **options: Unpack[HTTPOptions]) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.label = f"{self.provider} ({model})"
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
+        self.timeout = timeout = options.get("timeout", 60.0)
+        self.max_retries = options.get("max_retries", 3)
+        self.backoff = options.get("backoff", 0.5)
+        self.max_backoff = options.get("max_backoff", 30.0)
+        self.max_tokens = options.get("max_tokens")
+        self.extra_body = dict(options.get("extra_body") or {})
         self._api_key = api_key or None
-        self._sleep = sleep or time.sleep
+        self._sleep = options.get("sleep") or time.sleep
+        transport = options.get("transport")
         self._http = httpx.Client(timeout=httpx.Timeout(timeout), transport=transport)
 
     def __repr__(self) -> str:  # no key here: reprs end up in logs

@@ -4,16 +4,14 @@ server, ... (POST {base_url}/chat/completions), non-streaming and streaming."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
-
-import httpx
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Unpack
 
 from ..messages import Message
 from ..tools import Tool
 from .base import LLMResponse, StreamEvent, ToolCall, new_call_id, parse_arguments, usage_of
 from .convert import to_openai_messages
-from .http import HTTPClient
+from .http import HTTPClient, HTTPOptions
 
 OPENAI_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -25,16 +23,8 @@ class OpenAICompatibleClient(HTTPClient):
     provider = "OpenAI-compatible"
 
     def __init__(self, base_url: str = OPENAI_URL, api_key: str | None = None,
-                 model: str = DEFAULT_OPENAI_MODEL, timeout: float = 60, max_retries: int = 3,
-                 transport: httpx.BaseTransport | None = None, *, backoff: float = 0.5,
-                 max_backoff: float = 30.0, max_tokens: int | None = None,
-                 extra_body: Mapping[str, Any] | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
-        super().__init__(base_url=base_url, api_key=api_key, model=model, timeout=timeout,
-                         max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
-                         transport=transport, sleep=sleep)
-        self.max_tokens = max_tokens
-        self.extra_body = dict(extra_body or {})
+                 model: str = DEFAULT_OPENAI_MODEL, **options: Unpack[HTTPOptions]) -> None:
+        super().__init__(base_url=base_url, api_key=api_key, model=model, **options)
 
     def _headers(self) -> dict[str, str]:
         # Local servers (Ollama, llama.cpp) take no key; send none rather than an empty one.
