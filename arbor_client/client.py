@@ -75,6 +75,16 @@ def _sse_event(lines: list[str]) -> dict[str, Any] | None:
 class _Endpoints:
     """The API's operations; `_call` does the HTTP (a value, or an awaitable of one)."""
 
+    _base: str
+    _headers: dict[str, str]
+
+    def _connect(self, base_url: str, api_key: str) -> None:
+        self._base = base_url.rstrip("/") + API_PREFIX
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+
+    def _request_args(self, path: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        return {"url": self._base + path, "params": _clean(params), "headers": self._headers}
+
     def _call(self, method: str, path: str, *, json: Any = None,
               params: dict[str, Any] | None = None) -> Any:
         raise NotImplementedError
@@ -266,6 +276,20 @@ def _clean(params: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in params.items() if v is not None} if params else None
 
 
+class _SSEBuffer:
+    """Collects a server-sent event's lines; a blank line completes the event."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def feed(self, line: str) -> dict[str, Any] | None:
+        if line:
+            self.lines.append(line)
+            return None
+        event, self.lines = _sse_event(self.lines), []
+        return event
+
+
 def _chat_body(content: str, parent_id: str | None) -> dict[str, Any]:
     return _drop_none({"content": content, "parent_id": parent_id, "stream": True})
 
@@ -276,13 +300,11 @@ class ArborClient(_Endpoints):
     def __init__(self, base_url: str, api_key: str, *, timeout: float = 60.0,
                  client: httpx.Client | None = None) -> None:
         self._http = client or httpx.Client(timeout=timeout)
-        self._base = base_url.rstrip("/") + API_PREFIX
-        self._headers = {"Authorization": f"Bearer {api_key}"}
+        self._connect(base_url, api_key)
 
     def _call(self, method: str, path: str, *, json: Any = None,
               params: dict[str, Any] | None = None) -> Any:
-        response = self._http.request(method, self._base + path, json=json,
-                                      params=_clean(params), headers=self._headers)
+        response = self._http.request(method, json=json, **self._request_args(path, params))
         return _result(response)
 
     def iter_agents(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
@@ -313,14 +335,9 @@ class ArborClient(_Endpoints):
             if response.status_code >= 400:
                 response.read()
                 _result(response)
-            lines: list[str] = []
+            events = _SSEBuffer()
             for line in response.iter_lines():
-                if line:
-                    lines.append(line)
-                    continue
-                event = _sse_event(lines)
-                lines = []
-                if event is not None:
+                if (event := events.feed(line)) is not None:
                     yield event
 
     def close(self) -> None:
@@ -339,13 +356,12 @@ class AsyncArborClient(_Endpoints):
     def __init__(self, base_url: str, api_key: str, *, timeout: float = 60.0,
                  client: httpx.AsyncClient | None = None) -> None:
         self._http = client or httpx.AsyncClient(timeout=timeout)
-        self._base = base_url.rstrip("/") + API_PREFIX
-        self._headers = {"Authorization": f"Bearer {api_key}"}
+        self._connect(base_url, api_key)
 
     async def _call(self, method: str, path: str, *, json: Any = None,  # type: ignore[override]
                     params: dict[str, Any] | None = None) -> Any:
-        response = await self._http.request(method, self._base + path, json=json,
-                                            params=_clean(params), headers=self._headers)
+        response = await self._http.request(method, json=json,
+                                            **self._request_args(path, params))
         return _result(response)
 
     async def iter_agents(self, *, page_size: int = 100) -> AsyncIterator[dict[str, Any]]:
@@ -377,14 +393,9 @@ class AsyncArborClient(_Endpoints):
             if response.status_code >= 400:
                 await response.aread()
                 _result(response)
-            lines: list[str] = []
+            events = _SSEBuffer()
             async for line in response.aiter_lines():
-                if line:
-                    lines.append(line)
-                    continue
-                event = _sse_event(lines)
-                lines = []
-                if event is not None:
+                if (event := events.feed(line)) is not None:
                     yield event
 
     async def aclose(self) -> None:
