@@ -29,6 +29,7 @@ MAX_BLOCK_TOKENS = 10_000_000  # a block's max_tokens
 MAX_PARTS = 10_000  # parts of one message
 MAX_BATCH = 1000  # messages in one batch append
 MAX_TEMPLATES = 100  # block templates of one agent
+MAX_SEARCH_LIMIT = 200  # hits of one search
 
 # ---------------------------------------------------------------- patterns
 MAX_LABEL = 100

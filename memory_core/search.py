@@ -19,6 +19,7 @@ from typing import Any
 
 import Stemmer
 
+from .limits import MAX_SEARCH_LIMIT
 from .messages import Mappable
 
 # Runs of characters from scripts written without spaces between words.
@@ -317,4 +318,4 @@ def clamp_limit(limit: Any, default: int) -> int:
         value = int(limit)
     except (TypeError, ValueError):
         return default
-    return max(1, min(value, 200))
+    return max(1, min(value, MAX_SEARCH_LIMIT))

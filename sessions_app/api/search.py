@@ -9,6 +9,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router
 
+from memory_core.limits import MAX_SEARCH_LIMIT
 from memory_core.search import MAX_HIT_CHARS, MAX_QUERY_TERMS
 
 from ..access import agent_for, manager_for, session_for
@@ -23,7 +24,7 @@ FULL = Query(False, description=f"Return each hit's whole content, not its first
 
 @router.get("/sessions/{aid:session_id}/search", response={200: SearchOut, **errors(404, 422)})
 def search_session(
-    request: HttpRequest, session_id: str, q: str = Q, limit: int = Query(10, ge=1, le=200),
+    request: HttpRequest, session_id: str, q: str = Q, limit: int = Query(10, ge=1, le=MAX_SEARCH_LIMIT),
     full: bool = FULL,
 ) -> Any:
     """Messages of this session holding any word of q, best first."""
@@ -32,7 +33,7 @@ def search_session(
 
 @router.get("/agents/{aid:agent_id}/search", response={200: SearchOut, **errors(404, 422)})
 def search_agent(
-    request: HttpRequest, agent_id: str, q: str = Q, limit: int = Query(20, ge=1, le=200),
+    request: HttpRequest, agent_id: str, q: str = Q, limit: int = Query(20, ge=1, le=MAX_SEARCH_LIMIT),
     full: bool = FULL,
 ) -> Any:
     """Messages of all the agent's sessions holding any word of q, best first."""

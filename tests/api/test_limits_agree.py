@@ -60,3 +60,13 @@ def test_context_responses_document_exactly_the_engine_values(anonymous):
     for value, name in ((ContextBlock, "ContextBlockOut"), (ContextEntry, "EntryOut"),
                         (PromptStatus, "PromptStatusOut")):
         assert list(schemas[name]["properties"]) == [f.name for f in fields(value)], name
+
+
+def test_search_limit_is_the_same_for_the_engine_and_the_api(api, session_id):
+    from memory_core.limits import MAX_SEARCH_LIMIT
+    from memory_core.search import clamp_limit
+
+    assert clamp_limit(MAX_SEARCH_LIMIT + 50, 10) == MAX_SEARCH_LIMIT
+    url = f"/sessions/{session_id}/search"
+    ok(api.get(url, q="x", limit=MAX_SEARCH_LIMIT))
+    error(api.get(url, q="x", limit=MAX_SEARCH_LIMIT + 1), 422)
