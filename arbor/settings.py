@@ -147,12 +147,30 @@ if not ARBOR_HTTPS:
     ]
 
 # --- Channels -------------------------------------------------------------
+# Several workers share events through Redis; one process (`make run`) needs nothing.
+# RedisChannelLayer rather than the pub/sub layer: each consumer has a bounded queue
+# (`capacity`, `expiry`), so a stalled subscriber loses frames — which it then fills from
+# the outbox by seq, or resumes — instead of buffering without limit or slowing writers.
+# The consumer's blocking read (BZPOPMIN) waits 5 s, exactly redis-py's default socket
+# timeout: left as it is, an idle subscriber is closed with 1011 after ~5 s
+# (channels_redis#422). A longer socket timeout plus keepalive and health checks keeps it.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {
+                "hosts": [{
+                    "address": REDIS_URL,
+                    "socket_timeout": 15,  # > the layer's 5 s blocking read
+                    "socket_connect_timeout": 2,  # a Redis outage delays a publish at most this
+                    "socket_keepalive": True,
+                    "health_check_interval": 30,
+                    "retry_on_timeout": True,
+                }],
+                "capacity": 500,  # frames queued per consumer; beyond that, dropped for it
+                "expiry": 10,  # seconds an undelivered frame is kept
+            },
         }
     }
 else:
