@@ -36,6 +36,15 @@ def prepare(message: dict[str, Any]) -> Prepared:
     )
 
 
+def appended_event(message: dict[str, Any], prepared: Prepared, parent_id: str | None) -> str:
+    """The outbox row's data of message.appended, as the engine builds it."""
+    mid, role, _, _, _, _, created = prepared
+    return orjson.dumps({"message": {
+        "id": mid, "parent_id": parent_id, "role": role, "parts": message["parts"],
+        "metadata": message.get("metadata") or {}, "created_at": created.isoformat(),
+    }, "parent_id": parent_id}).decode()
+
+
 def session_token(session_id: str) -> str:
     return "§s" + session_id.replace("-", "")
 

@@ -17,11 +17,13 @@ from typing import Any
 import orjson
 import psycopg
 
+from sessions_app import events
 from sessions_app.storage import sql
 
-from .baseline import Traced, agent_token, prepare, session_token
+from .baseline import Traced, agent_token, appended_event, prepare, session_token
 
-_TABLES = ("arbor_session", "arbor_message", "arbor_compaction", "arbor_skill_state")
+_TABLES = ("arbor_session", "arbor_message", "arbor_compaction", "arbor_skill_state",
+           "arbor_session_event")
 _SCOPE_TOKENS = 2
 _MAX_POSITIONS = 256
 
@@ -29,6 +31,9 @@ _MAX_POSITIONS = 256
 _LOCK = sql.LOCK_SESSION
 _LEAF = sql.LEAF
 _INSERT = sql.INSERT_COUNTED
+# The event each append emits: the session's next seq and the outbox row (events.py).
+_NEXT_SEQ = events.NEXT_SEQ
+_INSERT_EVENT = events.INSERT_EVENT
 _PATH_TO_ID = sql.PATH_TO_ID
 _PATH_TO_LATEST = sql.PATH_TO_LATEST
 # Compaction overlays and unloaded skills of the session, read with every path.
@@ -150,7 +155,15 @@ class RawPostgres(Traced):
             cur.execute(_LOCK, (session_id,))
             agent_id = cur.fetchone()[0]
             cur.execute(_LEAF, (session_id,))
-            self._insert(cur, session_id, agent_id, cur.fetchone(), prepared)
+            parent = cur.fetchone()
+            self._insert(cur, session_id, agent_id, parent, prepared)
+            cur.execute(_NEXT_SEQ, (session_id,))
+            seq = cur.fetchone()[0]
+            cur.execute(_INSERT_EVENT, (
+                session_id, seq, "message.appended",
+                appended_event(message, prepared, parent[1] if parent else None),
+                datetime.now(UTC),
+            ))
         return prepared[0]
 
     def append_chain(

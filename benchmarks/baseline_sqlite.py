@@ -17,9 +17,10 @@ from typing import Any
 
 import orjson
 
+from sessions_app import events
 from sessions_app.storage import sql
 
-from .baseline import Traced, agent_token, prepare, session_token
+from .baseline import Traced, agent_token, appended_event, prepare, session_token
 
 _PRAGMAS = (
     "PRAGMA journal_mode=WAL",
@@ -32,6 +33,9 @@ _LEAF = sql.LEAF.replace("%s", "?")
 _COUNT = sql.COUNT.replace("%s", "?")
 _INSERT = sql.INSERT_MESSAGE.replace("%s", "?")
 _INDEX = sql.INSERT_FTS.replace("%s", "?")
+# The event each append emits: the session's next seq and the outbox row (events.py).
+_NEXT_SEQ = events.NEXT_SEQ.replace("%s", "?")
+_INSERT_EVENT = events.INSERT_EVENT.replace("%s", "?")
 _PATH_TO_ID = sql.PATH_TO_ID.replace("%s", "?")
 _PATH_TO_LATEST = sql.PATH_TO_LATEST.replace("%s", "?")
 # Compaction overlays and unloaded skills of the session, read with every path.
@@ -90,9 +94,10 @@ class RawSqlite(Traced):
     def _insert(
         self, cur: sqlite3.Cursor, session_id: str,
         parent: tuple[int, str] | None, message: dict[str, Any],
+        prepared: tuple[Any, ...] | None = None,
     ) -> tuple[int, str]:
         """Like Arbor's insert_message: counters (returning the agent), row, FTS row."""
-        mid, role, parts, metadata, text, tokens, created = prepare(message)
+        mid, role, parts, metadata, text, tokens, created = prepared or prepare(message)
         cur.execute(_COUNT, (_stamp(datetime.now(UTC)), 1, len(tokens), session_id))
         agent_id = cur.fetchone()[0]
         cur.execute(_INSERT, (
@@ -109,7 +114,16 @@ class RawSqlite(Traced):
         cur.execute("BEGIN IMMEDIATE")  # holds the write lock: no lock statement
         try:
             cur.execute(_LEAF, (session_id,))
-            _, mid = self._insert(cur, session_id, cur.fetchone(), message)
+            parent = cur.fetchone()
+            prepared = prepare(message)
+            _, mid = self._insert(cur, session_id, parent, message, prepared)
+            cur.execute(_NEXT_SEQ, (session_id,))
+            seq = cur.fetchone()[0]
+            cur.execute(_INSERT_EVENT, (
+                session_id, seq, "message.appended",
+                appended_event(message, prepared, parent[1] if parent else None),
+                _stamp(datetime.now(UTC)),
+            ))
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")

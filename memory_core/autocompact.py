@@ -21,6 +21,7 @@ from .tokens import MESSAGE_OVERHEAD, estimate_message_tokens, estimate_tokens
 from .tree import Compaction
 
 if TYPE_CHECKING:
+    from .events import Status
     from .host import SessionHost
 
 log = logging.getLogger(__name__)
@@ -56,13 +57,25 @@ def estimate(session: SessionHost) -> int:
 
 
 def compact_now(session: SessionHost) -> Compaction | None:
+    _started(session)
     try:
         result = compact_function(session)(session)
     except Exception as exc:
-        _failed(session, exc)
+        _failed(session, exc, announce=True)
         raise
     _succeeded(session, result)
     return result
+
+
+def _started(session: SessionHost) -> None:
+    with session.storage.transaction():
+        session.set_status("compacting")
+        session.emit("compaction.started", {})
+
+
+def _settled(session: SessionHost, *, failed: bool) -> Status:
+    """The status after a compaction: a running turn goes on thinking."""
+    return "thinking" if session.in_turn else "error" if failed else "idle"
 
 
 def maybe_compact(session: SessionHost, appended: Message | None = None) -> None:
@@ -74,6 +87,7 @@ def maybe_compact(session: SessionHost, appended: Message | None = None) -> None
     threshold = session.config.compact_threshold
     if threshold is None:
         return
+    started = False
     try:
         retry_at, cached_leaf, cached_tokens = session.storage.check_state(session.id)
         if appended is not None and cached_leaf is not None and appended.parent_id == cached_leaf:
@@ -87,9 +101,11 @@ def maybe_compact(session: SessionHost, appended: Message | None = None) -> None
             return
         if retry_at is not None and retry_at > datetime.now(UTC):
             return  # cooling down after a failed or useless summariser call
+        started = True
+        _started(session)
         result = _compact_automatically(session)
     except Exception as exc:  # the appended message is stored; report, do not raise
-        _failed(session, exc)
+        _failed(session, exc, announce=started)
         return
     # None means nothing to summarise yet (say a big paste in the protected head): not a
     # failure, so no cooldown; a later append may give the middle something to summarise.
@@ -112,8 +128,13 @@ def _cool_down(session: SessionHost, *, error: str) -> None:
         retry_at=now + timedelta(seconds=session.config.cooldown_seconds))
 
 
-def _failed(session: SessionHost, exc: Exception) -> None:
-    _cool_down(session, error=f"{type(exc).__name__}: {exc}")
+def _failed(session: SessionHost, exc: Exception, *, announce: bool) -> None:
+    error = f"{type(exc).__name__}: {exc}"
+    with session.storage.transaction():
+        _cool_down(session, error=error)
+        if announce:
+            session.emit("compaction.failed", {"error": error[:500]})
+            session.set_status(_settled(session, failed=True))
     if not session.config.error_handlers:
         log.warning("compaction of session %s failed: %s", session.id, exc)
     for handler in session.config.error_handlers:
@@ -129,6 +150,10 @@ def forget_estimate(session: SessionHost) -> None:
 
 
 def _succeeded(session: SessionHost, result: Compaction | None) -> None:
+    with session.storage.transaction():
+        if result is None:  # nothing to summarise: the started compaction ends empty
+            session.emit("compaction.completed", {"compaction": None})
+        session.set_status(_settled(session, failed=False))
     if result is None:
         return
     forget_estimate(session)

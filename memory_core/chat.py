@@ -7,6 +7,7 @@ converters give providers a valid request from any path (stub results, orphans d
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -17,9 +18,11 @@ from .llm.factory import default_llm
 from .messages import Message, new_id
 
 if TYPE_CHECKING:
+    from .events import Status
     from .host import SessionHost
     from .tools import Tool
 
+log = logging.getLogger(__name__)
 MAX_STEPS = 8  # model calls per turn; a model that keeps calling tools is stopped here
 UPSERT_EVERY_SECONDS = 0.25  # streaming writes the growing answer this often
 
@@ -88,10 +91,42 @@ def run_turn(session: SessionHost, content: str, parent_id: str | None = None) -
 def stream_turn(
     session: SessionHost, content: str, parent_id: str | None = None, *, stream: bool = True
 ) -> Iterator[dict[str, Any]]:
-    """Events: text_delta, tool_call, tool_result, then done with the stored message."""
+    """Events: text_delta, tool_call, tool_result, then done with the stored message.
+
+    The session's status is "thinking" while the turn runs, then "idle", or "error"
+    when the turn fails."""
+    _check(content)
+    session.set_status("thinking")
+    session.in_turn = True
+    status: Status | None = "error"
+    try:
+        for event in _turn(session, content, parent_id, stream=stream):
+            if event["type"] == "done":  # idle before the last event: callers may stop here
+                _end_turn(session, "idle")
+                status = None
+            yield event
+    except GeneratorExit:  # the caller stopped listening: the turn just ends
+        status = "idle" if status is not None else None
+        raise
+    finally:
+        if status is not None:
+            _end_turn(session, status)
+
+
+def _end_turn(session: SessionHost, status: Status) -> None:
+    session.in_turn = False
+    try:
+        session.set_status(status)
+    except Exception:  # the turn's own outcome (or error) is what the caller needs
+        log.exception("could not store the status of session %s", session.id)
+
+
+def _turn(
+    session: SessionHost, content: str, parent_id: str | None, *, stream: bool
+) -> Iterator[dict[str, Any]]:
     llm = resolve_llm(session)
     user = session.append_message(
-        {"role": "user", "parts": [{"type": "text", "text": _check(content)}]}, parent_id)
+        {"role": "user", "parts": [{"type": "text", "text": content}]}, parent_id)
     system = session.freeze_system_prompt()
     tools = {t.name: t for t in session.tools()}
     tool_list = list(tools.values())
@@ -128,9 +163,13 @@ def stream_turn(
 
 
 def session_usage(session: SessionHost, usage: Any) -> None:
-    session.storage.add_usage(
-        session.agent_id, session.id, input_tokens=int(usage.input_tokens),
-        output_tokens=int(usage.output_tokens), cost=float(usage.cost))
+    with session.storage.transaction():
+        info = session.storage.add_usage(
+            session.agent_id, session.id, input_tokens=int(usage.input_tokens),
+            output_tokens=int(usage.output_tokens), cost=float(usage.cost))
+        session.emit("session.updated", {"input_tokens": info.input_tokens,
+                                         "output_tokens": info.output_tokens,
+                                         "estimated_cost": info.estimated_cost})
 
 
 def _stream_step(
@@ -147,6 +186,8 @@ def _stream_step(
         for event in llm.stream(system=system, history=history, tools=tools):
             if event.type == "text_delta" and event.text:
                 text += event.text
+                session.emit("message.delta", {"message_id": message_id, "parent_id": parent_id,
+                                               "text": event.text})
                 yield {"type": "text_delta", "text": event.text, "message_id": message_id}
                 if time.monotonic() - last_write >= UPSERT_EVERY_SECONDS:
                     session.upsert_message(

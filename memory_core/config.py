@@ -14,6 +14,7 @@ from typing import Any
 
 from .compaction import CompactFunction
 from .context import BlockSpec
+from .events import NO_EVENTS, EventSink
 from .messages import MAX_TOOL_OUTPUT_CHARS
 from .tokens import TokenCounter
 from .tree import Compaction
@@ -38,6 +39,7 @@ class SessionConfig:
     micro_compaction: bool = True
     max_tool_output_chars: int = MAX_TOOL_OUTPUT_CHARS
     file_skills: FileSkillsFactory | None = None  # None: blocks with `files` are refused
+    events: EventSink = NO_EVENTS  # where every write announces itself (SPEC §10)
 
 
 _default_factory: Callable[[], SessionConfig] = SessionConfig

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -142,6 +143,13 @@ class PromptStatus(Mappable):
                 "up_to_date": self.up_to_date, "changed_blocks": list(self.changed_blocks)}
 
 
+Writing = Callable[[str, dict[str, Any]], AbstractContextManager[Any]]  # (label, data)
+
+
+def _silently(label: str, data: dict[str, Any]) -> AbstractContextManager[Any]:
+    return nullcontext()
+
+
 class SessionContext:
     """Blocks, prompt and skills of one session."""
 
@@ -149,8 +157,12 @@ class SessionContext:
         self, store: ContextStorage, *, agent_id: str, session_id: str,
         declared: Sequence[BlockSpec] = (), counter: TokenCounter | None = None,
         file_skills: Callable[[str], Any] | None = None,
+        writing: Writing | None = None,
     ) -> None:
         self.store = store
+        # Opens the write's transaction and emits context.updated when the body succeeds
+        # (Session hands in its own; alone, a context announces nothing).
+        self.writing: Writing = writing or _silently
         self.file_skills = file_skills  # folder -> skill provider, from the engine config
         self.agent_id = agent_id
         self.session_id = session_id
@@ -257,7 +269,8 @@ class SessionContext:
         content = strip_nul(content)  # what storage can hold is what we report
         block = self._writable(label)
         self._check_budget(block, content)
-        block.provider.set(content)
+        with self.writing(label, {"action": "replace"}):
+            block.provider.set(content)
         return self._report(block, content)
 
     def append_context_block(self, label: str, content: str) -> ContextBlock:
@@ -269,7 +282,8 @@ class SessionContext:
         current = block.provider.get()
         joined = current + ("\n" if current and not current.endswith("\n") else "") + content
         self._check_budget(block, joined)
-        block.provider.set(joined)
+        with self.writing(label, {"action": "append"}):
+            block.provider.set(joined)
         return self._report(block, joined)
 
     def set_entry(
@@ -287,10 +301,11 @@ class SessionContext:
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
         self._check_budget(block, content)
-        if block.kind == "skill":
-            block.provider.set(key, content, description or "")
-        else:
-            block.provider.set(key, content)
+        with self.writing(label, {"action": "set_entry", "key": key}):
+            if block.kind == "skill":
+                block.provider.set(key, content, description or "")
+            else:
+                block.provider.set(key, content)
         return self._report(block, block.provider.get())
 
     def add_context(self, label: str, **options: Any) -> ContextBlock:
@@ -302,14 +317,17 @@ class SessionContext:
             # The provider object lives in this process only; record its kind so a session
             # loaded elsewhere shows the block as what it is, not as a writable default.
             spec = replace(spec, kind=kind_of(spec.provider))
-        self.store.save_session_block(self.session_id, label, spec.stored())
+        with self.writing(label, {"action": "add"}):
+            self.store.save_session_block(self.session_id, label, spec.stored())
         if spec.provider is not None:
             self.runtime[label] = spec.provider
         return self.get_context_block(label)
 
     def remove_context(self, label: str) -> None:
         block = self.block(label)
-        self.store.save_session_block(self.session_id, label, block.spec.stored(), removed=True)
+        with self.writing(label, {"action": "remove"}):
+            self.store.save_session_block(self.session_id, label, block.spec.stored(),
+                                          removed=True)
         self.runtime.pop(label, None)
 
     # ---------------------------------------------------------------- prompt
@@ -354,7 +372,8 @@ class SessionContext:
         content = block.provider.load(key) if isinstance(key, str) and key else None
         if content is None:
             raise NotFound(f"no skill {key!r} in block {label!r}")
-        self.store.set_skill_state(self.session_id, label, key, loaded=True)
+        with self.writing(label, {"action": "load", "key": key}):
+            self.store.set_skill_state(self.session_id, label, key, loaded=True)
         return str(content)
 
     def unload_skill(self, label: str, key: str) -> None:
@@ -364,7 +383,8 @@ class SessionContext:
         states = {(lab, k): on for lab, k, on, _, _ in self.store.skill_states(self.session_id)}
         if not states.get((label, key)):
             raise NotFound(f"skill {key!r} of block {label!r} is not loaded")
-        self.store.set_skill_state(self.session_id, label, key, loaded=False)
+        with self.writing(label, {"action": "unload", "key": key}):
+            self.store.set_skill_state(self.session_id, label, key, loaded=False)
 
     def loaded_skills(self) -> list[dict[str, Any]]:
         return [

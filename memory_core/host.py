@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from .config import SessionConfig
     from .context import SessionContext
+    from .events import EventType, Status
     from .messages import Message
     from .storage import SessionStorage
     from .tree import Compaction
@@ -26,6 +27,7 @@ class SessionHost(Protocol):
     config: SessionConfig
     storage: SessionStorage
     context: SessionContext
+    in_turn: bool  # a chat turn is running: its status stays "thinking" around compaction
 
     def get_history(self, leaf_id: str | None = None, raw: bool = False) -> list[Message]: ...
 
@@ -43,5 +45,9 @@ class SessionHost(Protocol):
     ) -> Message: ...
 
     def freeze_system_prompt(self) -> str: ...
+
+    def emit(self, type: EventType, data: Mapping[str, Any]) -> None: ...
+
+    def set_status(self, status: Status) -> None: ...
 
     def tools(self, format: str | None = None) -> list[Any]: ...

@@ -13,6 +13,7 @@ from .compaction import CompactFunction
 from .config import CompactionListener, ErrorHandler, SessionConfig, default_config
 from .context import BlockSpec
 from .errors import InvalidInput, NotFound
+from .events import EventSink, EventType
 from .limits import MAX_COST, MAX_NAME, MAX_REASON, MAX_TOKEN_TOTAL, strip_nul
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
@@ -22,6 +23,8 @@ from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
 from .tools import Tool, export, session_search_tool
 from .tree import SUMMARY_PREFIX, Compaction
+
+USAGE_FIELDS = ("input_tokens", "output_tokens", "estimated_cost")
 
 
 def _agent_id(agent: Any) -> str:
@@ -63,6 +66,12 @@ class SessionManager:
         """Declare a block for every session of this manager (provider=... for your own)."""
         spec = BlockSpec.build(label, **options)
         self.config.declared[spec.label] = spec
+        return self
+
+    def with_events(self, sink: EventSink) -> SessionManager:
+        """Where every write of this manager's sessions announces itself (default: the
+        sink the host installed, e.g. Arbor's Channels sink; else none)."""
+        self.config.events = sink
         return self
 
     def with_cached_prompt(self) -> SessionManager:
@@ -135,11 +144,23 @@ class SessionManager:
         model: str | None = None, source: str | None = None,
     ) -> SessionInfo:
         """A new session; it starts with the agent's block templates."""
-        return self.storage.create_session(
-            self.agent_id, name=_name(name),
-            parent_session_id=_optional_id(parent_session_id, "parent_session_id"),
-            model=_optional_text(model, "model"), source=_optional_text(source, "source"),
-        )
+        parent = _optional_id(parent_session_id, "parent_session_id")
+        model, source = _optional_text(model, "model"), _optional_text(source, "source")
+        with self.storage.transaction():
+            info = self.storage.create_session(self.agent_id, name=_name(name),
+                                               parent_session_id=parent, model=model,
+                                               source=source)
+            self.announce_new(info.id)
+        return info
+
+    def announce_new(self, session_id: str) -> None:
+        """A new session (created, forked, continued, imported) announces itself with its
+        status, inside the transaction that stored it: its first event, seq 1."""
+        self.bind(session_id).emit("session.status", {"status": "idle"})
+
+    def _changed(self, session_id: str, event: EventType, info: SessionInfo,
+                 fields: Iterable[str]) -> None:
+        self.bind(session_id).emit(event, {f: getattr(info, f) for f in fields})
 
     def get(self, session_id: str) -> SessionInfo | None:
         if not isinstance(session_id, str) or not session_id:
@@ -151,27 +172,41 @@ class SessionManager:
         return self.storage.list_sessions(self.agent_id)
 
     def rename(self, session_id: str, name: str) -> SessionInfo:
-        return self.storage.update_session(self.agent_id, _check_id(session_id, "session_id"),
-                                           name=_name(name))
+        session_id = _check_id(session_id, "session_id")
+        with self.storage.transaction():
+            info = self.storage.update_session(self.agent_id, session_id, name=_name(name))
+            self._changed(session_id, "session.renamed", info, ["name"])
+        return info
 
     def delete(self, session_id: str) -> bool:
         """Delete a session with its messages, overlays and search rows."""
-        return self.storage.delete_session(self.agent_id, _check_id(session_id, "session_id"))
+        session_id = _check_id(session_id, "session_id")
+        with self.storage.transaction():
+            if self.storage.get_session(self.agent_id, session_id) is None:
+                return False
+            # Announced before the rows go: the sink numbers it from the session's row
+            # (its outbox row goes with the session; the frame is still published).
+            self.bind(session_id).emit("session.deleted", {})
+            return self.storage.delete_session(self.agent_id, session_id)
 
     def delete_agent_sessions(self) -> int:
         """Delete every session of the agent, each as delete() does; how many were deleted.
 
         The caller deletes the agent itself, in the same transaction (admin and API do)."""
-        return sum(self.storage.delete_session(self.agent_id, info.id) for info in self.list())
+        return sum(self.delete(info.id) for info in self.list())
 
     def end(self, session_id: str, reason: str) -> SessionInfo:
         """Mark a session ended (end_reason, at most 100 characters)."""
         if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
             raise InvalidInput(f"end_reason must be a string of at most {MAX_REASON} characters")
-        return self.storage.update_session(
-            self.agent_id, _check_id(session_id, "session_id"),
-            end_reason=_optional_text(reason, "end_reason"),
-        )
+        return self._update(_check_id(session_id, "session_id"),
+                            end_reason=_optional_text(reason, "end_reason"))
+
+    def _update(self, session_id: str, **fields: Any) -> SessionInfo:
+        with self.storage.transaction():
+            info = self.storage.update_session(self.agent_id, session_id, **fields)
+            self._changed(session_id, "session.updated", info, fields)
+        return info
 
     def update(self, session_id: str, *, model: str | None = None,
                source: str | None = None) -> SessionInfo:
@@ -180,8 +215,7 @@ class SessionManager:
                   if v is not None}
         if not fields:
             raise InvalidInput("give model or source")
-        return self.storage.update_session(self.agent_id, _check_id(session_id, "session_id"),
-                                           **fields)
+        return self._update(_check_id(session_id, "session_id"), **fields)
 
     def get_session(self, session_id: str) -> Session:
         """The Session object for an id of this agent. Raises NotFound."""
@@ -223,10 +257,12 @@ class SessionManager:
                 raise InvalidInput(f"{what} must be an integer from 0 to {MAX_TOKEN_TOTAL}")
         if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost <= MAX_COST:
             raise InvalidInput(f"cost must be a number from 0 to {MAX_COST:g}")
-        return self.storage.add_usage(
-            self.agent_id, _check_id(session_id, "session_id"), input_tokens=input_tokens,
-            output_tokens=output_tokens, cost=float(cost),
-        )
+        session_id = _check_id(session_id, "session_id")
+        with self.storage.transaction():
+            info = self.storage.add_usage(self.agent_id, session_id, input_tokens=input_tokens,
+                                          output_tokens=output_tokens, cost=float(cost))
+            self._changed(session_id, "session.updated", info, USAGE_FIELDS)
+        return info
 
     # ----------------------------------------------------------------- messages
     def append(
@@ -263,10 +299,11 @@ class SessionManager:
 
         Copies keep their ids and record `metadata.forked_from`. Raises NotFound.
         """
-        return self.storage.fork(
-            self.agent_id, _check_id(session_id, "session_id"),
-            _check_id(at_message_id, "at_message_id"), name=_name(name),
-        )
+        source, at = _check_id(session_id, "session_id"), _check_id(at_message_id, "at_message_id")
+        with self.storage.transaction():
+            info = self.storage.fork(self.agent_id, source, at, name=_name(name))
+            self.announce_new(info.id)
+        return info
 
     def add_compaction(
         self, session_id: str, summary: str, from_id: str, to_id: str
@@ -293,15 +330,16 @@ class SessionManager:
         if not isinstance(summary, str):
             raise InvalidInput("summary must be a string")
         new_name = _name(name) if name is not None else f"{info.name or 'session'} (continued)"[:MAX_NAME]
-        continuation = self.storage.continue_session(
-            self.agent_id, session_id, name=new_name)
+        with self.storage.transaction():
+            continuation = self.storage.continue_session(self.agent_id, session_id, name=new_name)
+            self.announce_new(continuation.id)
         if summary.strip():
             self.get_session(continuation.id).append_message({
                 "role": "system",
                 "parts": [{"type": "text", "text": SUMMARY_PREFIX + summary.strip()}],
                 "metadata": {"compaction": {"from_session_id": session_id}},
             })
-        self.storage.update_session(self.agent_id, session_id, end_reason="compaction")
+        self._update(session_id, end_reason="compaction")
         result = self.get(continuation.id)
         assert result is not None
         return result

@@ -75,6 +75,7 @@ class SessionInfo(Mappable):
     message_count: int
     created_at: datetime
     updated_at: datetime
+    status: str = "idle"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -12,6 +13,7 @@ from . import chat as chat_turn
 from .config import SessionConfig, default_config
 from .context import ContextBlock, ContextEntry, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
+from .events import Event, EventType, Status
 from .limits import MAX_ID_LENGTH, is_id
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
@@ -47,12 +49,41 @@ class Session:
         self.context = SessionContext(
             storage, agent_id=agent_id, session_id=session_id,
             declared=list(self.config.declared.values()), counter=self.config.token_counter,
-            file_skills=self.config.file_skills,
+            file_skills=self.config.file_skills, writing=self._context_writing,
         )
         self._extra_tools = list(extra_tools)
+        self.in_turn = False
 
     def __repr__(self) -> str:
         return f"<Session {self.id}>"
+
+    # ------------------------------------------------------------------ events
+    def emit(self, type: EventType, data: Mapping[str, Any]) -> None:
+        """Announce through the configured sink: the one place the engine emits. Call it
+        inside the write's `storage.transaction()` (ephemeral message.delta: anywhere)."""
+        self.config.events.emit(Event(type, self.id, dict(data)))
+
+    @contextmanager
+    def writing(self, type: EventType, data: Mapping[str, Any]) -> Iterator[None]:
+        """The body's writes and then this event, in one transaction."""
+        with self.storage.transaction():
+            yield
+            self.emit(type, data)
+
+    def _context_writing(self, label: str, data: dict[str, Any]) -> Any:
+        return self.writing("context.updated", {"label": label, **data})
+
+    def set_status(self, status: Status) -> None:
+        """Store and announce what the session is doing (idle, thinking, compacting, error)."""
+        with self.writing("session.status", {"status": status}):
+            self.storage.set_status(self.id, status)
+
+    def _appended(self, stored: Message, *, under: str | None) -> None:
+        """message.appended, and branch.created when it is not its parent's first child
+        (only possible under an explicit parent: the latest leaf has no children)."""
+        self.emit("message.appended", {"message": stored.to_dict(), "parent_id": stored.parent_id})
+        if under is not None and self.storage.is_branch(self.id, stored):
+            self.emit("branch.created", {"message_id": stored.id, "parent_id": stored.parent_id})
 
     # ------------------------------------------------------------------ writes
     def _prepare(self, message: MessageInput) -> NewMessage:
@@ -69,19 +100,24 @@ class Session:
         Raises NotFound for an unknown parent.
         """
         new = self._prepare(message)
-        stored = self.storage.append(
-            self.id, new, parent_id=_optional_id(parent_id, "parent_id"),
-            if_latest=_optional_id(if_latest, "if_latest"),
-        )
+        parent, latest = _optional_id(parent_id, "parent_id"), _optional_id(if_latest, "if_latest")
+        with self.storage.transaction():
+            stored = self.storage.append(self.id, new, parent_id=parent, if_latest=latest)
+            self._appended(stored, under=parent)
         self._after_append(stored)
         return stored
 
     def upsert_message(self, message: MessageInput, parent_id: str | None = None) -> Message:
         """Insert, or replace the content of an existing message in place (parent kept)."""
         new = self._prepare(message)
-        stored = self.storage.append(
-            self.id, new, parent_id=_optional_id(parent_id, "parent_id"), upsert=True
-        )
+        parent = _optional_id(parent_id, "parent_id")
+        with self.storage.transaction():
+            existed = new.id_given and self.storage.get_message(self.id, new.id) is not None
+            stored = self.storage.append(self.id, new, parent_id=parent, upsert=True)
+            if existed:
+                self.emit("message.updated", {"message": stored.to_dict()})
+            else:
+                self._appended(stored, under=parent)
         self._after_append(stored)
         return stored
 
@@ -90,7 +126,9 @@ class Session:
         new = self._prepare(message)
         if not new.id_given:
             raise InvalidInput("update_message needs the id of the message to update")
-        updated = self.storage.update(self.id, new)
+        with self.storage.transaction():
+            updated = self.storage.update(self.id, new)
+            self.emit("message.updated", {"message": updated.to_dict()})
         auto.forget_estimate(self)
         return updated
 
@@ -99,9 +137,11 @@ class Session:
     ) -> list[Message]:
         """Append each under the previous one, atomically."""
         prepared = [self._prepare(m) for m in _as_list(messages)]
-        stored = self.storage.append_chain(
-            self.id, prepared, parent_id=_optional_id(parent_id, "parent_id")
-        )
+        parent = _optional_id(parent_id, "parent_id")
+        with self.storage.transaction():
+            stored = self.storage.append_chain(self.id, prepared, parent_id=parent)
+            for i, message in enumerate(stored):
+                self._appended(message, under=parent if i == 0 else None)
         self._after_append(stored[-1] if stored else None)
         return stored
 
@@ -110,13 +150,19 @@ class Session:
 
         Overlays touching a deleted message are removed. Returns how many were deleted.
         """
-        deleted = self.storage.delete_messages(self.id, [_check_id(i, "id") for i in _as_list(ids)])
+        wanted = [_check_id(i, "id") for i in _as_list(ids)]
+        with self.storage.transaction():
+            deleted = self.storage.delete_messages(self.id, wanted)
+            if deleted:
+                self.emit("messages.deleted", {"ids": list(dict.fromkeys(wanted)),
+                                               "count": deleted})
         auto.forget_estimate(self)
         return deleted
 
     def clear_messages(self) -> None:
         """Remove every message, overlay and search row of this session."""
-        self.storage.clear(self.id)
+        with self.writing("messages.deleted", {"all": True}):
+            self.storage.clear(self.id)
         auto.forget_estimate(self)
 
     # ------------------------------------------------------------------- reads
@@ -168,10 +214,11 @@ class Session:
         """Read the path range from_id..to_id as one summary message. Nothing is deleted."""
         if not isinstance(summary, str) or not summary.strip():
             raise InvalidInput("summary must be a non-empty string")
-        overlay = self.storage.add_compaction(
-            self.id, summary=summary, from_id=_check_id(from_id, "from_id"),
-            to_id=_check_id(to_id, "to_id"),
-        )
+        start, end = _check_id(from_id, "from_id"), _check_id(to_id, "to_id")
+        with self.storage.transaction():
+            overlay = self.storage.add_compaction(self.id, summary=summary, from_id=start,
+                                                  to_id=end)
+            self.emit("compaction.completed", {"compaction": overlay.to_dict()})
         auto.forget_estimate(self)
         return overlay
 
@@ -180,8 +227,11 @@ class Session:
 
     def remove_compaction(self, compaction_id: str) -> None:
         """Remove an overlay; reads show the original messages again. Raises NotFound."""
-        if not self.storage.remove_compaction(self.id, _check_id(compaction_id, "compaction_id")):
-            raise NotFound(f"compaction {compaction_id} not found")
+        wanted = _check_id(compaction_id, "compaction_id")
+        with self.storage.transaction():
+            if not self.storage.remove_compaction(self.id, wanted):
+                raise NotFound(f"compaction {compaction_id} not found")
+            self.emit("compaction.removed", {"compaction_id": wanted})
         auto.forget_estimate(self)
 
     # ------------------------------------------------------------------ chat
@@ -270,7 +320,11 @@ class Session:
         return self.context.freeze_system_prompt()
 
     def refresh_system_prompt(self) -> str:
-        prompt = self.context.refresh_system_prompt()
+        with self.storage.transaction():
+            prompt = self.context.refresh_system_prompt()
+            _, frozen_at = self.context.frozen_prompt()
+            self.emit("prompt.refreshed", {
+                "frozen_at": frozen_at.isoformat() if frozen_at is not None else None})
         auto.forget_estimate(self)
         return prompt
 
@@ -322,6 +376,7 @@ class Session:
     aremove_context = sync_to_async(remove_context)
     afreeze_system_prompt = sync_to_async(freeze_system_prompt)
     arefresh_system_prompt = sync_to_async(refresh_system_prompt)
+    aset_status = sync_to_async(set_status)
     asystem_prompt_status = sync_to_async(system_prompt_status)
     aload_skill = sync_to_async(load_skill)
     aunload_skill = sync_to_async(unload_skill)

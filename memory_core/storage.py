@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from .messages import Message, NewMessage, SessionInfo
@@ -76,6 +77,15 @@ class SessionStorage(ContextStorage, Protocol):
     def release(self) -> None:
         """Free what this thread holds (e.g. its database connection): async callers run
         turns in worker threads that end afterwards."""
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One transaction around a write and the events it emits (nested: a savepoint)."""
+
+    def set_status(self, session_id: str, status: str) -> None:
+        """What the session is doing now (idle, thinking, compacting, error)."""
+
+    def is_branch(self, session_id: str, message: Message) -> bool:
+        """Whether a stored message has a sibling besides itself (it made a branch)."""
 
     # --- registry -------------------------------------------------------------
     def create_session(

@@ -170,7 +170,10 @@ def _snapshot(manager: SessionManager, document: Mapping[str, Any]) -> SessionSn
 def import_session(manager: SessionManager, document: Mapping[str, Any]) -> SessionInfo:
     """Store the document as a new session of the manager's agent: all or nothing."""
     _check(document)
-    info = manager.storage.restore_session(manager.agent_id, _snapshot(manager, document))
+    snapshot = _snapshot(manager, document)
+    with manager.storage.transaction():
+        info = manager.storage.restore_session(manager.agent_id, snapshot)
+        manager.announce_new(info.id)
     try:
         _import_contents(manager.bind(info.id), document["blocks"])
     except BaseException:

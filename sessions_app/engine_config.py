@@ -1,6 +1,7 @@
 """The engine's configuration, built from Django settings: the one place that reads
 settings.ARBOR_LLM_*, ARBOR_ANTHROPIC_API_KEY and ARBOR_MAX_TOOL_OUTPUT_CHARS
-(arbor/settings.py fills them from the environment). Installed once, from SessionsAppConfig.ready()."""
+(arbor/settings.py fills them from the environment); every session's writes emit through
+the Channels sink (sessions_app/events.py). Installed once, from SessionsAppConfig.ready()."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from memory_core.config import SessionConfig, set_default_config
 from memory_core.llm import LLMClient, client_from_config, set_default_llm
 from memory_core.messages import MAX_TOOL_OUTPUT_CHARS
 
+from .events import ChannelsSink
 from .providers import FileSkills
 
 
@@ -30,6 +32,7 @@ def config_from_settings() -> SessionConfig:
         max_tool_output_chars=int(getattr(settings, "ARBOR_MAX_TOOL_OUTPUT_CHARS",
                                           MAX_TOOL_OUTPUT_CHARS)),
         file_skills=FileSkills,
+        events=ChannelsSink(),
     )
 
 

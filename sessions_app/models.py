@@ -62,6 +62,10 @@ class Session(models.Model):
     # to that leaf adds one message instead of re-reading the whole path.
     estimate_leaf_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
     estimate_tokens = models.BigIntegerField(default=0)
+    # Live events (SPEC §10): the last event's seq (numbered in the write's transaction)
+    # and what the session is doing now (idle, thinking, compacting, error).
+    event_seq = models.BigIntegerField(default=0, db_default=0)
+    status = models.CharField(max_length=20, default="idle", db_default="idle")
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -71,6 +75,27 @@ class Session(models.Model):
 
     def __str__(self) -> str:
         return self.name or self.id
+
+
+class SessionEvent(models.Model):
+    """The outbox: a session's recent events, numbered by `seq`, kept for `resume`
+    (ARBOR_EVENT_RETENTION per session; older rows are pruned)."""
+
+    # No index of its own: the unique (session, seq) serves every lookup.
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events",
+                                db_index=False)
+    seq = models.BigIntegerField()
+    type = models.CharField(max_length=40)
+    data = models.TextField(default="{}")  # JSON text (Postgres jsonb refuses \u0000)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "arbor_session_event"
+        constraints = [models.UniqueConstraint(fields=["session", "seq"],
+                                               name="arbor_session_event_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.type}"
 
 
 class Message(models.Model):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from datetime import datetime
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any, Literal, get_type_hints
 
 from ninja import Schema
 from pydantic import (
@@ -164,6 +164,8 @@ class SessionOut(Schema):
     message_count: int
     created_at: datetime
     updated_at: datetime
+    status: Literal["idle", "thinking", "compacting", "error"] = Field(
+        "idle", description="What the session is doing now (a chat turn: thinking).")
 
 
 class SessionList(Schema):

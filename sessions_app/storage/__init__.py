@@ -21,7 +21,7 @@ from typing import Any
 from django.db import connection
 
 from .context import ContextRows
-from .messages import Messages
+from .messages import Messages, engine_transaction
 from .overlays import Overlays
 from .paths import Paths
 from .registry import Registry
@@ -56,6 +56,25 @@ class OrmStorage:
     def release(self) -> None:
         """Close this thread's connection: async callers run turns in worker threads."""
         connection.close()
+
+    def transaction(self) -> Any:
+        """The engine's write and the events it emits commit together (events.py)."""
+        return engine_transaction()
+
+    def set_status(self, session_id: str, status: str) -> None:
+        with connection.cursor() as cur:
+            cur.execute("UPDATE arbor_session SET status = %s WHERE id = %s", [status, session_id])
+
+    def is_branch(self, session_id: str, message: Any) -> bool:
+        """Whether a stored message has an older sibling (it started a branch)."""
+        if message.parent_id is None:
+            return False
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT 1 FROM arbor_message p JOIN arbor_message c ON c.parent_seq = p.seq "
+                "WHERE p.session_id = %s AND p.message_id = %s AND c.message_id <> %s LIMIT 1",
+                [session_id, message.parent_id, message.id])
+            return cur.fetchone() is not None
 
     # registry.py
     create_session = _On("registry")

@@ -189,5 +189,7 @@ def test_append_query_count_is_fixed(manager, length, vendor):
     manager.append_all(session.id, [user_msg(f"m{i}") for i in range(length)])
     with CaptureQueriesContext(connection) as ctx:
         session.append_message(user_msg("one more"))
-    # lock + count the session row, find the latest leaf, insert (+ the FTS5 row on SQLite)
-    assert len(_statements(ctx.captured_queries)) == (4 if vendor == "sqlite" else 3)
+    # lock + count the session row, find the latest leaf, insert (+ the FTS5 row on SQLite),
+    # then its message.appended event: UPDATE arbor_session ... RETURNING event_seq and
+    # the outbox INSERT (no branch check: the latest leaf has no children).
+    assert len(_statements(ctx.captured_queries)) == (6 if vendor == "sqlite" else 5)

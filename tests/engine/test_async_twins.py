@@ -19,8 +19,13 @@ NO_TWIN = {
         "on_compaction_error": "builder", "on_compacted": "builder",
         "compact_after": "builder", "for_agent": "builder (classmethod, no I/O)",
         "bind": "builds a Session object, no I/O",
+        "with_events": "builder",
+        "announce_new": "called inside a write's transaction (create, fork, import)",
     },
-    Session: {},
+    Session: {
+        "emit": "called inside a write's transaction, or per streamed delta",
+        "writing": "a context manager around a write, not a call",
+    },
 }
 
 

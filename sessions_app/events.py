@@ -1,0 +1,213 @@
+"""The engine's event sink on Django (SPEC §10): the only code that talks to the channel
+layer.
+
+`ChannelsSink.emit` runs inside the write's transaction (the engine opens it): it numbers
+the event with the session's next `seq` (one UPDATE ... RETURNING on the session row, which
+also holds that row until commit, so two writers get consecutive numbers) and stores it in
+the outbox (`SessionEvent`), then publishes the frame after the commit. A write that rolls
+back stores and publishes nothing. `message.delta` (ephemeral) has no seq and no row.
+`session.deleted` is numbered like any event; its row goes with the session, the frame is
+still published.
+
+`events_after` is what a reconnecting client's `resume` reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import threading
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any, cast
+
+import orjson
+from asgiref.sync import SyncToAsync
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
+from django.db import connection, transaction
+
+from memory_core.events import Event
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RETENTION = 1000
+PRUNE_EVERY = 100  # events; pruning runs when a session's seq reaches a multiple of this
+
+_NOT_IN_GROUP_NAME = re.compile(r"[^A-Za-z0-9._-]")
+MAX_GROUP_NAME = 99  # Channels refuses names of 100 characters or more
+
+NEXT_SEQ = "UPDATE arbor_session SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq"
+INSERT_EVENT = ("INSERT INTO arbor_session_event (session_id, seq, type, data, created_at) "
+                "VALUES (%s, %s, %s, %s, %s)")
+PRUNE = "DELETE FROM arbor_session_event WHERE session_id = %s AND seq <= %s"
+
+
+def session_group(session_id: str) -> str:
+    """The Channels group of a session's subscribers (a valid group name for any id)."""
+    return ("session." + _NOT_IN_GROUP_NAME.sub("_", session_id))[:MAX_GROUP_NAME]
+
+
+def retention() -> int:
+    """Events kept per session (settings.ARBOR_EVENT_RETENTION, default 1000)."""
+    return max(1, int(getattr(settings, "ARBOR_EVENT_RETENTION", DEFAULT_RETENTION)))
+
+
+def frame_of(event: Event, seq: int | None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"type": event.type, "session_id": event.session_id}
+    if seq is not None:
+        frame["seq"] = seq
+    frame["data"] = dict(event.data)
+    return frame
+
+
+def publish(frame: dict[str, Any]) -> None:
+    """Hand a frame to the channel layer without waiting for it: writers never wait on
+    the layer (a slow or absent Redis loses only the live copy; the outbox keeps it for
+    `resume`). Frames of one process go out in the order they were handed over."""
+    try:
+        loop = _server_loop()
+        if loop is None and isinstance(get_channel_layer(), InMemoryChannelLayer | None):
+            # Its subscribers live on this process's server loop, which this thread is
+            # not running for (a management command, a plain sync caller): nobody to tell.
+            return
+        _publisher(loop).submit(frame)
+    except Exception:
+        log.warning("could not publish %s of session %s", frame["type"], frame["session_id"],
+                    exc_info=True)
+
+
+MAX_PENDING = 10_000  # frames waiting for the layer; past it they are dropped (resume)
+
+
+class _Publisher:
+    """One per event loop: a queue drained in order by one task that sends to the layer."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: asyncio.Queue[dict[str, Any]] | None = None
+
+    def submit(self, frame: dict[str, Any]) -> None:
+        self.loop.call_soon_threadsafe(self._put, frame)
+
+    def _put(self, frame: dict[str, Any]) -> None:
+        if self.queue is None:
+            self.queue = asyncio.Queue(MAX_PENDING)
+            self.loop.create_task(self._run(self.queue))
+        try:
+            self.queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            log.warning("event queue full: dropped %s of session %s (subscribers resume)",
+                        frame["type"], frame["session_id"])
+
+    async def _run(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        while True:
+            frame = await queue.get()
+            try:
+                layer = get_channel_layer()
+                if layer is not None:
+                    await layer.group_send(session_group(frame["session_id"]),
+                                           {"type": "arbor.event", "frame": frame})
+            except Exception:
+                log.warning("could not publish %s of session %s", frame["type"],
+                            frame["session_id"], exc_info=True)
+
+
+_publishers: dict[asyncio.AbstractEventLoop, _Publisher] = {}
+_lock = threading.Lock()
+_background: asyncio.AbstractEventLoop | None = None
+
+
+def _publisher(loop: asyncio.AbstractEventLoop | None) -> _Publisher:
+    """On the ASGI server's loop when this thread runs for it (sync_to_async), so in-memory
+    subscribers on that loop are reached; else on one background loop of this process."""
+    with _lock:
+        if loop is None:
+            loop = _background_loop()
+        publisher = _publishers.get(loop)
+        if publisher is None:
+            for stale in [lp for lp in _publishers if lp.is_closed()]:
+                del _publishers[stale]
+            publisher = _publishers[loop] = _Publisher(loop)
+        return publisher
+
+
+def _server_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    local = SyncToAsync.threadlocal
+    loop = getattr(local, "main_event_loop", None)
+    if (loop is not None and getattr(local, "main_event_loop_pid", None) == os.getpid()
+            and loop.is_running()):
+        return cast(asyncio.AbstractEventLoop, loop)
+    return None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    global _background
+    if _background is None or _background.is_closed():
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, name="arbor-events", daemon=True).start()
+        _background = loop
+    return _background
+
+
+class ChannelsSink:
+    """The only code that talks to the channel layer."""
+
+    def emit(self, event: Event) -> None:
+        if event.ephemeral:
+            publish(frame_of(event, None))
+            return
+        if connection.in_atomic_block:
+            seq = self._store(event)
+        else:  # an emit outside the engine's transaction still numbers atomically
+            with transaction.atomic():
+                seq = self._store(event)
+        if seq is None:  # no such session (any more): nothing to number, nobody to tell
+            return
+        # Rolled-back writes announce nothing; listeners that re-read find the row.
+        transaction.on_commit(partial(publish, frame_of(event, seq)), robust=True)
+
+    def _store(self, event: Event) -> int | None:
+        from . import dialects  # (imported late: dialects imports the storage)
+
+        with connection.cursor() as cur:
+            cur.execute(NEXT_SEQ, [event.session_id])
+            row = cur.fetchone()
+            if row is None:
+                return None
+            seq = int(row[0])
+            cur.execute(INSERT_EVENT, [
+                event.session_id, seq, event.type, _json(event.data),
+                dialects.current().db_datetime(datetime.now(UTC)),
+            ])
+            if seq % PRUNE_EVERY == 0 and seq > retention():
+                cur.execute(PRUNE, [event.session_id, seq - retention()])
+        return seq
+
+
+def _json(data: Any) -> str:
+    return orjson.dumps(data, default=str).decode()
+
+
+def events_after(session_id: str, after_seq: int) -> list[dict[str, Any]] | None:
+    """The stored frames of a session with seq > after_seq, in seq order; None when some
+    of them are gone (pruned past the retention, or the session itself): resync."""
+    from .models import Session, SessionEvent
+
+    last = Session.objects.filter(id=session_id).values_list("event_seq", flat=True).first()
+    if last is None:
+        return None
+    if after_seq >= last:
+        return []
+    rows = list(SessionEvent.objects.filter(session_id=session_id, seq__gt=after_seq)
+                .order_by("seq").values_list("seq", "type", "data"))
+    if not rows or rows[0][0] != max(after_seq, 0) + 1:
+        return None
+    return [{"type": type_, "session_id": session_id, "seq": seq, "data": orjson.loads(data)}
+            for seq, type_, data in rows]
