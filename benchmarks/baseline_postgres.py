@@ -31,9 +31,8 @@ _MAX_POSITIONS = 256
 _LOCK = sql.LOCK_SESSION
 _LEAF = sql.LEAF
 _INSERT = sql.INSERT_COUNTED
-# The event each append emits: the session's next seq and the outbox row (events.py).
-_NEXT_SEQ = events.NEXT_SEQ
-_INSERT_EVENT = events.INSERT_EVENT
+# The event each append emits: its outbox row, numbered by the same statement (events.py).
+_INSERT_EVENT = events.INSERT_EVENT["postgresql"]
 _PATH_TO_ID = sql.PATH_TO_ID
 _PATH_TO_LATEST = sql.PATH_TO_LATEST
 # Compaction overlays and unloaded skills of the session, read with every path.
@@ -157,13 +156,12 @@ class RawPostgres(Traced):
             cur.execute(_LEAF, (session_id,))
             parent = cur.fetchone()
             self._insert(cur, session_id, agent_id, parent, prepared)
-            cur.execute(_NEXT_SEQ, (session_id,))
-            seq = cur.fetchone()[0]
-            cur.execute(_INSERT_EVENT, (
-                session_id, seq, "message.appended",
+            cur.execute(_INSERT_EVENT, events.insert_event_params(
+                "postgresql", session_id, "message.appended",
                 appended_event(message, prepared, parent[1] if parent else None),
                 datetime.now(UTC),
             ))
+            cur.fetchone()  # its seq
         return prepared[0]
 
     def append_chain(

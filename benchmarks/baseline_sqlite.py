@@ -33,9 +33,8 @@ _LEAF = sql.LEAF.replace("%s", "?")
 _COUNT = sql.COUNT.replace("%s", "?")
 _INSERT = sql.INSERT_MESSAGE.replace("%s", "?")
 _INDEX = sql.INSERT_FTS.replace("%s", "?")
-# The event each append emits: the session's next seq and the outbox row (events.py).
-_NEXT_SEQ = events.NEXT_SEQ.replace("%s", "?")
-_INSERT_EVENT = events.INSERT_EVENT.replace("%s", "?")
+# The event each append emits: its outbox row, numbered by the same statement (events.py).
+_INSERT_EVENT = events.INSERT_EVENT["sqlite"].replace("%s", "?")
 _PATH_TO_ID = sql.PATH_TO_ID.replace("%s", "?")
 _PATH_TO_LATEST = sql.PATH_TO_LATEST.replace("%s", "?")
 # Compaction overlays and unloaded skills of the session, read with every path.
@@ -117,13 +116,12 @@ class RawSqlite(Traced):
             parent = cur.fetchone()
             prepared = prepare(message)
             _, mid = self._insert(cur, session_id, parent, message, prepared)
-            cur.execute(_NEXT_SEQ, (session_id,))
-            seq = cur.fetchone()[0]
-            cur.execute(_INSERT_EVENT, (
-                session_id, seq, "message.appended",
+            cur.execute(_INSERT_EVENT, events.insert_event_params(
+                "sqlite", session_id, "message.appended",
                 appended_event(message, prepared, parent[1] if parent else None),
                 _stamp(datetime.now(UTC)),
             ))
+            cur.fetchone()  # its seq
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")

@@ -1,10 +1,10 @@
 """The engine's event sink on Django (SPEC §10): the only code that talks to the channel
 layer.
 
-`ChannelsSink.emit` runs inside the write's transaction (the engine opens it): it numbers
-the event with the session's next `seq` (one UPDATE ... RETURNING on the session row, which
-also holds that row until commit, so two writers get consecutive numbers) and stores it in
-the outbox (`SessionEvent`), then publishes the frame after the commit. A write that rolls
+`ChannelsSink.emit` runs inside the write's transaction (the engine opens it): one
+statement numbers the event with the session's next `seq` (`Session.event_seq`, held until
+commit, so two writers get consecutive numbers) and stores it in the outbox
+(`SessionEvent`); the frame is published after the commit. A write that rolls
 back stores and publishes nothing. `message.delta` (ephemeral) has no seq and no row.
 `session.deleted` is numbered like any event; its row goes with the session, the frame is
 still published.
@@ -39,9 +39,30 @@ PRUNE_EVERY = 100  # events; pruning runs when a session's seq reaches a multipl
 _NOT_IN_GROUP_NAME = re.compile(r"[^A-Za-z0-9._-]")
 MAX_GROUP_NAME = 99  # Channels refuses names of 100 characters or more
 
-NEXT_SEQ = "UPDATE arbor_session SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq"
-INSERT_EVENT = ("INSERT INTO arbor_session_event (session_id, seq, type, data, created_at) "
-                "VALUES (%s, %s, %s, %s, %s)")
+# One statement per stored event: the session's next seq and the outbox row (both vendors
+# return the seq). Postgres: the UPDATE (which holds the session row until commit, so two
+# writers get consecutive numbers) feeds the INSERT. SQLite: the INSERT reads event_seq + 1
+# under the transaction's write lock and a trigger (migration 0008) moves the counter.
+INSERT_EVENT = {
+    "postgresql": (
+        "WITH s AS (UPDATE arbor_session SET event_seq = event_seq + 1 WHERE id = %s "
+        "RETURNING id, event_seq) "
+        "INSERT INTO arbor_session_event (session_id, seq, type, data, created_at) "
+        "SELECT id, event_seq, %s, %s, %s FROM s RETURNING seq"),
+    "sqlite": (
+        "INSERT INTO arbor_session_event (session_id, seq, type, data, created_at) "
+        "SELECT id, event_seq + 1, %s, %s, %s FROM arbor_session WHERE id = %s RETURNING seq"),
+}
+
+
+def insert_event_params(vendor: str, session_id: str, type_: str, data: str,
+                        created_at: Any) -> list[Any]:
+    """INSERT_EVENT[vendor]'s parameters, in its order."""
+    if vendor == "postgresql":
+        return [session_id, type_, data, created_at]
+    return [type_, data, created_at, session_id]
+
+
 PRUNE = "DELETE FROM arbor_session_event WHERE session_id = %s AND seq <= %s"
 
 
@@ -176,16 +197,15 @@ class ChannelsSink:
     def _store(self, event: Event) -> int | None:
         from . import dialects  # (imported late: dialects imports the storage)
 
+        vendor = connection.vendor
         with connection.cursor() as cur:
-            cur.execute(NEXT_SEQ, [event.session_id])
+            cur.execute(INSERT_EVENT[vendor], insert_event_params(
+                vendor, event.session_id, event.type, _json(event.data),
+                dialects.current().db_datetime(datetime.now(UTC))))
             row = cur.fetchone()
             if row is None:
                 return None
             seq = int(row[0])
-            cur.execute(INSERT_EVENT, [
-                event.session_id, seq, event.type, _json(event.data),
-                dialects.current().db_datetime(datetime.now(UTC)),
-            ])
             if seq % PRUNE_EVERY == 0 and seq > retention():
                 cur.execute(PRUNE, [event.session_id, seq - retention()])
         return seq
@@ -209,5 +229,5 @@ def events_after(session_id: str, after_seq: int) -> list[dict[str, Any]] | None
                 .order_by("seq").values_list("seq", "type", "data"))
     if not rows or rows[0][0] != max(after_seq, 0) + 1:
         return None
-    return [{"type": type_, "session_id": session_id, "seq": seq, "data": orjson.loads(data)}
+    return [{"type": type_, "session_id": session_id, "seq": seq, "data": data}
             for seq, type_, data in rows]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
+import orjson
 from django.conf import settings
 from django.db import models
 
@@ -77,6 +79,20 @@ class Session(models.Model):
         return self.name or self.id
 
 
+class JSONText(models.TextField):  # type: ignore[type-arg]
+    """JSON kept as text: Postgres jsonb refuses \u0000, which message text may hold.
+    The ORM reads and writes Python values; raw SQL writes the JSON text."""
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        return None if value is None else orjson.loads(value)
+
+    def to_python(self, value: Any) -> Any:
+        return value
+
+    def get_prep_value(self, value: Any) -> Any:
+        return orjson.dumps(value).decode()
+
+
 class SessionEvent(models.Model):
     """The outbox: a session's recent events, numbered by `seq`, kept for `resume`
     (ARBOR_EVENT_RETENTION per session; older rows are pruned)."""
@@ -86,7 +102,7 @@ class SessionEvent(models.Model):
                                 db_index=False)
     seq = models.BigIntegerField()
     type = models.CharField(max_length=40)
-    data = models.TextField(default="{}")  # JSON text (Postgres jsonb refuses \u0000)
+    data = JSONText(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
