@@ -15,6 +15,7 @@ still published.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import re
@@ -67,8 +68,13 @@ PRUNE = "DELETE FROM arbor_session_event WHERE session_id = %s AND seq <= %s"
 
 
 def session_group(session_id: str) -> str:
-    """The Channels group of a session's subscribers (a valid group name for any id)."""
-    return ("session." + _NOT_IN_GROUP_NAME.sub("_", session_id))[:MAX_GROUP_NAME]
+    """The Channels group of a session's subscribers: a valid group name for any id, and
+    distinct for distinct ids (an id that had to be cut or changed gets its digest)."""
+    name = "session." + session_id
+    if len(name) <= MAX_GROUP_NAME and not _NOT_IN_GROUP_NAME.search(session_id):
+        return name
+    digest = hashlib.sha256(session_id.encode()).hexdigest()[:32]
+    return f"session.{_NOT_IN_GROUP_NAME.sub('_', session_id)[:48]}.{digest}"
 
 
 def retention() -> int:

@@ -128,9 +128,13 @@ def test_group_names_are_valid_for_any_id():
     from channels.layers import BaseChannelLayer
 
     layer = BaseChannelLayer()
-    for sid in ("plain-id", "with space/slash:colon", "é" * 300):
-        name = session_group(sid)
+    ids = ["plain-id", "with space/slash:colon", "with_space_slash_colon", "é" * 300,
+           "x" * 250 + "1", "x" * 250 + "2"]
+    names = [session_group(sid) for sid in ids]
+    for name in names:
         assert layer.require_valid_group_name(name) and name.startswith("session.")
+    assert names[0] == "session.plain-id"
+    assert len(set(names)) == len(ids)  # no two sessions share a group
 
 
 @pytest.mark.django_db(transaction=True)
@@ -184,4 +188,4 @@ def test_publish_hands_frames_to_the_layer_in_order_without_waiting(monkeypatch)
         sink_module.publish(frame)
     assert time.monotonic() - started < 0.5
     assert done.wait(5)
-    assert sent == [("session.s_1", {"type": "arbor.event", "frame": f}) for f in frames]
+    assert sent == [(session_group("s 1"), {"type": "arbor.event", "frame": f}) for f in frames]
