@@ -174,7 +174,8 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer",
+                                  "CONFIG": {"capacity": 500, "expiry": 10}}}
 
 # --- Arbor ----------------------------------------------------------------
 ARBOR_MAX_BODY_BYTES = int(os.environ.get("ARBOR_MAX_BODY_BYTES", str(5 * 1024 * 1024)))

@@ -193,3 +193,4 @@ def check_python_examples(out: str) -> None:
     assert re.search(r"^stored \S+ '", out, re.M), out
     assert "I like tea" in out.split("tool_result set_context", 1)[1]
     assert "Your name is Ada." in out
+    assert re.search(r"^message\.appended \d+$", out, re.M), out  # the live event arrived
