@@ -45,6 +45,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: a write's live events go out after its response (and the chain runs sync).
+    "sessions_app.middleware.EventsAfterResponse",
 ]
 
 ROOT_URLCONF = "arbor.urls"

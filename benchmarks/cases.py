@@ -40,6 +40,7 @@ class Sizes:
     queries: int = 20
     rounds: int = 7
     budget: float = 60.0  # seconds of timed queries per search benchmark
+    live_appends: int = 300  # per session in the live-events benchmark
 
 
 @dataclass

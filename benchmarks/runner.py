@@ -12,7 +12,7 @@ from django.db import connection
 from memory_core import SessionManager
 from sessions_app.models import Agent
 
-from . import cases, drift, extras
+from . import cases, drift, extras, live
 from .baseline import open_baseline
 from .cases import Bench, Sizes
 from .memory import memory
@@ -22,6 +22,7 @@ FULL = Sizes()
 QUICK = Sizes(
     appends=1_000, sessions=20, per_session=500, branch_path=300, branches=30,
     memory_lengths=(500, 1_000, 2_000, 4_000), queries=10, rounds=5, budget=15.0,
+    live_appends=150,
 )
 
 
@@ -64,6 +65,8 @@ def run(
         results += extras.compaction(bench)
         step("JSON API: append and history over HTTP")
         results += extras.http(bench)
+        step("live events: WebSocket subscribers and fan-out")
+        results += live.live(bench)
         step("done")
     finally:
         raw.close()

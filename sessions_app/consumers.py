@@ -1,8 +1,9 @@
 """The live-events WebSocket, `/ws/sessions/{id}/` (SPEC §10).
 
 One consumer per connection. It authorises the caller (an API key in the `Authorization`
-header or `?token=`, else the browser's login session), joins the session's group and
-forwards every event to the client **in `seq` order**: with several workers two
+header or `?token=`, else the browser's login session), joins the worker's hub for the
+session (`fanout.py`: one layer subscription per worker, not per socket) and forwards
+every event to the client **in `seq` order**: with several workers two
 after-commit publishes can arrive swapped, so a frame past a gap is held back briefly
 while the gap is filled from the outbox (`events_after`); nothing is dropped or reordered,
 duplicates are skipped. Client frames (SPEC §13): `subscribe`, `resume`, `ping`; anything
@@ -29,7 +30,8 @@ from memory_core import NotFound
 from . import models
 from .access import session_row_for
 from .auth import Principal, principal_for_key
-from .events import events_after, session_group
+from .events import events_after
+from .fanout import hub
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_NOT_FOUND = 4404
@@ -37,6 +39,7 @@ HOLD_BACK_SECONDS = 0.2  # how long a frame past a gap waits for the missing one
 GAP_FILL_ATTEMPTS = 5  # outbox reads before giving up on a gap and asking for a resync
 TAIL_CHECK_SECONDS = 0.5  # quiet time after a burst before checking that none was dropped
 MAX_FRAME_CHARS = 64 * 1024  # client frames are tiny; anything larger is refused
+INBOX_FRAMES = 1000  # live frames waiting for this socket; past it they are dropped
 
 
 def header(scope: dict[str, Any], name: bytes) -> str | None:
@@ -94,7 +97,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
     """Forwards one session's events to one client, in `seq` order."""
 
     session_id: str
-    group: str | None = None
+    joined = False
+    drain_task: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         self.session_id = str(self.scope["url_route"]["kwargs"]["session_id"])
@@ -103,6 +107,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.gap_task: asyncio.Task[None] | None = None
         self.tail_task: asyncio.Task[None] | None = None
         self.last_frame_at = 0.0
+        self.inbox: asyncio.Queue[tuple[dict[str, Any], str]] = asyncio.Queue(INBOX_FRAMES)
         self.lock = asyncio.Lock()
         principal = await self._principal()
         await self.accept()
@@ -133,22 +138,23 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.close(code=close_code)
 
     async def _subscribe(self) -> None:
-        """Join the group first, then read the current seq: an event committed in between
+        """Join the hub first, then read the current seq: an event committed in between
         is then both counted and delivered, and skipped as a duplicate — never missed."""
-        if self.group is None:
-            self.group = session_group(self.session_id)
-            await self.channel_layer.group_add(self.group, self.channel_name)
+        if not self.joined:
+            await hub().join(self.session_id, self)
+            self.joined = True
             self.last_seq = await _current_seq(self.session_id) or 0
+            self.drain_task = asyncio.ensure_future(self._drain())
         await self._send({"type": "subscribed", "session_id": self.session_id,
                           "last_seq": self.last_seq})
 
     async def disconnect(self, code: int) -> None:
-        for task in (self.gap_task, self.tail_task):
+        for task in (self.gap_task, self.tail_task, self.drain_task):
             if task is not None:
                 task.cancel()
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            self.group = None
+        if self.joined:
+            await hub().leave(self.session_id, self)
+            self.joined = False
 
     # --- client frames ------------------------------------------------------------
 
@@ -207,26 +213,35 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     # --- live events --------------------------------------------------------------
 
-    async def arbor_event(self, message: dict[str, Any]) -> None:
-        frame = message["frame"]
-        async with self.lock:
-            await self._offer(frame)
-            await self._flush()
-            if frame.get("type") == "session.deleted" and "seq" in frame:
-                await self.close(code=CLOSE_NOT_FOUND)
-                return
-        if "seq" in frame:
-            self.last_frame_at = asyncio.get_running_loop().time()
-            if self.tail_task is None:
-                self.tail_task = asyncio.ensure_future(self._check_tail())
+    def deliver(self, frame: dict[str, Any], text: str) -> None:
+        """From the hub: queue without waiting; a full queue drops the frame, which the
+        gap fill or the tail check then reads from the outbox."""
+        try:
+            self.inbox.put_nowait((frame, text))
+        except asyncio.QueueFull:
+            pass
 
-    async def _offer(self, frame: dict[str, Any]) -> None:
+    async def _drain(self) -> None:
+        while True:
+            frame, text = await self.inbox.get()
+            async with self.lock:
+                await self._offer(frame, text)
+                await self._flush()
+                if frame.get("type") == "session.deleted" and "seq" in frame:
+                    await self.close(code=CLOSE_NOT_FOUND)
+                    return
+            if "seq" in frame:
+                self.last_frame_at = asyncio.get_running_loop().time()
+                if self.tail_task is None:
+                    self.tail_task = asyncio.ensure_future(self._check_tail())
+
+    async def _offer(self, frame: dict[str, Any], text: str | None = None) -> None:
         """Send a frame now if it is next, hold it if it is past a gap, skip a duplicate."""
         seq = frame.get("seq")
         if seq is None:  # ephemeral (message.delta): no place in the order
-            await self._send(frame)
+            await self._send(frame, text)
         elif seq == self.last_seq + 1:
-            await self._send(frame)
+            await self._send(frame, text)
             self.last_seq = seq
         elif seq > self.last_seq:
             self.pending[seq] = frame
@@ -291,5 +306,5 @@ class SessionConsumer(AsyncWebsocketConsumer):
         finally:
             self.tail_task = None
 
-    async def _send(self, frame: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(frame, separators=(",", ":")))
+    async def _send(self, frame: dict[str, Any], text: str | None = None) -> None:
+        await self.send(text_data=text or json.dumps(frame, separators=(",", ":")))

@@ -90,7 +90,32 @@ def frame_of(event: Event, seq: int | None) -> dict[str, Any]:
     return frame
 
 
+_held = threading.local()
+
+
+def hold() -> None:
+    """Keep this thread's frames until `release()` (a request's, until its response is
+    sent: the writer's answer then never waits behind the fan-out to its subscribers)."""
+    release()  # anything an earlier request on this thread left
+    _held.frames = []
+
+
+def release() -> None:
+    frames: list[dict[str, Any]] | None = getattr(_held, "frames", None)
+    _held.frames = None
+    for frame in frames or ():
+        _publish_now(frame)
+
+
 def publish(frame: dict[str, Any]) -> None:
+    frames: list[dict[str, Any]] | None = getattr(_held, "frames", None)
+    if frames is not None:
+        frames.append(frame)
+    else:
+        _publish_now(frame)
+
+
+def _publish_now(frame: dict[str, Any]) -> None:
     """Hand a frame to the channel layer without waiting for it: writers never wait on
     the layer (a slow or absent Redis loses only the live copy; the outbox keeps it for
     `resume`). Frames of one process go out in the order they were handed over."""

@@ -1,0 +1,45 @@
+"""Request middleware of the Arbor app."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.core.signals import request_finished
+from django.http import HttpRequest, HttpResponseBase
+
+from . import events
+
+
+def _release(**kwargs: Any) -> None:
+    events.release()
+
+
+class EventsAfterResponse:
+    """A request's live events are published once its response has been sent
+    (`request_finished`), so the writer's answer never waits behind the fan-out to the
+    session's subscribers. A streaming response (a chat turn) releases them at once: its
+    deltas and messages go out as they happen.
+
+    Sync-only, and last in MIDDLEWARE: Django then runs the whole chain in one thread
+    instead of hopping between the event loop and a thread for each of its own
+    async-capable middlewares; under load the loop is also busy sending frames.
+    """
+
+    sync_capable = True
+    async_capable = False
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+        request_finished.connect(_release, dispatch_uid="arbor-events-after-response")
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        events.hold()
+        try:
+            response = self.get_response(request)
+        except BaseException:
+            events.release()
+            raise
+        if response.streaming:
+            events.release()
+        return response
