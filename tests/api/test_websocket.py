@@ -373,6 +373,26 @@ async def test_a_dropped_tail_is_fetched_once_the_burst_goes_quiet(alice):
     await ws.disconnect()
 
 
+async def test_a_worker_joins_a_sessions_group_once_however_many_sockets_watch(alice):
+    """Three sockets, one layer membership (the worker's hub): an event crosses the layer
+    once per worker, not once per subscriber; the last socket out leaves the group."""
+    layer = get_channel_layer()
+    group = session_group(alice["session"])
+    sockets = [connect(alice["session"], key=alice["key"]) for _ in range(3)]
+    for ws in sockets:
+        await subscribed(ws)
+    assert len(layer.groups[group]) == 1
+    (frame,) = await store(alice["session"], "message.appended")
+    await publish(frame)
+    for ws in sockets:
+        assert await receive(ws) == frame
+    for ws in sockets[:2]:
+        await ws.disconnect()
+    assert len(layer.groups[group]) == 1
+    await sockets[2].disconnect()
+    assert not layer.groups.get(group)
+
+
 async def test_session_deleted_is_delivered_then_the_socket_closes_as_not_found(alice):
     ws = connect(alice["session"], key=alice["key"])
     await subscribed(ws)
