@@ -190,6 +190,9 @@ ARBOR_LLM_BASE_URL = os.environ.get("ARBOR_LLM_BASE_URL", "")
 ARBOR_LLM_API_KEY = os.environ.get("ARBOR_LLM_API_KEY", "")
 ARBOR_LLM_MODEL = os.environ.get("ARBOR_LLM_MODEL", "")
 ARBOR_ANTHROPIC_API_KEY = os.environ.get("ARBOR_ANTHROPIC_API_KEY", "")
+# Seconds between the chunks the offline demo model streams (0: no pause), so streaming,
+# Stop and live updates can be watched without an LLM.
+ARBOR_DEMO_STREAM_DELAY = float(os.environ.get("ARBOR_DEMO_STREAM_DELAY", "0.03"))
 
 LOGGING = {
     "version": 1,

@@ -14,7 +14,7 @@ from .messages import Message, SessionInfo
 from .search import SearchHit
 from .session import Session
 from .storage import SessionStorage
-from .tree import Compaction, TreeRow
+from .tree import Compaction, PathPage, SiblingInfo, TreeRow
 
 __all__ = [
     "ArborError",
@@ -25,11 +25,13 @@ __all__ = [
     "Message",
     "NotFound",
     "OverBudget",
+    "PathPage",
     "ReadOnly",
     "SearchHit",
     "Session",
     "SessionInfo",
     "SessionManager",
     "SessionStorage",
+    "SiblingInfo",
     "TreeRow",
 ]

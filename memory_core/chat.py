@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .compaction import truncate_older_messages
-from .errors import InvalidInput
+from .errors import InvalidInput, NotFound
+from .inputs import parent_choice
 from .llm.factory import default_llm
 from .messages import Message, new_id
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 MAX_STEPS = 8  # model calls per turn; a model that keeps calling tools is stopped here
 UPSERT_EVERY_SECONDS = 0.25  # streaming writes the growing answer this often
+STOP_CHECK_SECONDS = 0.2  # a streaming turn asks the database for a stop request this often
 
 
 def resolve_llm(session: SessionHost) -> Any:
@@ -72,35 +75,81 @@ def _run_tools(
     return stored, events
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What starts a turn: a user message (`content`, under `parent_id`, else the latest
+    leaf, or as a new root), or `regenerate`: a new answer beside that assistant message,
+    made from the path up to its parent."""
+
+    content: str | None = None
+    parent_id: str | None = None
+    root: bool = False
+    regenerate: str | None = None
+
+
 def _check(content: Any) -> str:
     if not isinstance(content, str) or not content.strip():
         raise InvalidInput("content must be a non-empty string")
     return content
 
 
-def run_turn(session: SessionHost, content: str, parent_id: str | None = None) -> Message:
+def _regenerating(session: SessionHost, message_id: Any) -> tuple[str, int]:
+    """(the parent to answer under, the new answer's number among that parent's
+    assistant answers). Raises NotFound, InvalidInput."""
+    message = session.get_message(message_id)
+    if message is None:
+        raise NotFound(f"message {message_id} not found in session {session.id}")
+    if message.role != "assistant":
+        raise InvalidInput(f"message {message_id} is a {message.role} message: only an "
+                           "assistant answer can be regenerated")
+    if message.parent_id is None:
+        raise InvalidInput(f"message {message_id} has no parent: there is nothing to answer")
+    answers = [m for m in session.get_branches(message.parent_id) if m.role == "assistant"]
+    return message.parent_id, len(answers) + 1
+
+
+def _model_options(llm: Any, variant: int) -> dict[str, Any]:
+    # Only a model that says it numbers its answers (the offline demo) is told which
+    # answer under this parent it is writing; real clients take no extra argument.
+    if variant > 1 and getattr(llm, "numbered_variants", False):
+        return {"variant": variant}
+    return {}
+
+
+def start(session: SessionHost, ask: Ask, *, stream: bool) -> Any:
+    """The turn `ask` starts: its events (stream=True), else its final message."""
+    return stream_turn(session, ask) if stream else run_turn(session, ask)
+
+
+def run_turn(session: SessionHost, ask: Ask) -> Message:
     """A whole turn without streaming; returns the stored final assistant message."""
     final: Message | None = None
-    for event in stream_turn(session, content, parent_id, stream=False):
+    for event in stream_turn(session, ask, stream=False):
         if event["type"] == "done":
             final = event["message"]
     assert final is not None
     return final
 
 
-def stream_turn(
-    session: SessionHost, content: str, parent_id: str | None = None, *, stream: bool = True
-) -> Iterator[dict[str, Any]]:
+def stream_turn(session: SessionHost, ask: Ask, *, stream: bool = True
+                ) -> Iterator[dict[str, Any]]:
     """Events: text_delta, tool_call, tool_result, then done with the stored message.
 
     The session's status is "thinking" while the turn runs, then "idle", or "error"
-    when the turn fails."""
-    _check(content)
+    when the turn fails. A stop requested meanwhile (Session.request_stop) ends it early:
+    see _stream_step."""
+    if ask.regenerate is not None:
+        again = _regenerating(session, ask.regenerate)
+    else:
+        _check(ask.content)
+        parent_choice(ask.parent_id, ask.root)
+        again = None
+    session.storage.set_stop(session.id, requested=False)
     session.set_status("thinking")
     session.in_turn = True
     status: Status | None = "error"
     try:
-        for event in _turn(session, content, parent_id, stream=stream):
+        for event in _turn(session, ask, again, stream=stream):
             if event["type"] == "done":  # idle before the last event: callers may stop here
                 _end_turn(session, "idle")
                 status = None
@@ -122,23 +171,37 @@ def _end_turn(session: SessionHost, status: Status) -> None:
 
 
 def _turn(
-    session: SessionHost, content: str, parent_id: str | None, *, stream: bool
+    session: SessionHost, ask: Ask, again: tuple[str, int] | None, *, stream: bool
 ) -> Iterator[dict[str, Any]]:
+    """again: (parent, variant) of a regenerated answer; else the user message is stored."""
     llm = resolve_llm(session)
-    user = session.append_message(
-        {"role": "user", "parts": [{"type": "text", "text": content}]}, parent_id)
+    if again is None:
+        user = session.append_message(
+            {"role": "user", "parts": [{"type": "text", "text": ask.content}]}, ask.parent_id,
+            root=ask.root)
+        leaf, variant = user.id, 1
+    else:
+        leaf, variant = again
+    options = _model_options(llm, variant)
     system = session.freeze_system_prompt()
     tools = {t.name: t for t in session.tools()}
     tool_list = list(tools.values())
-    leaf = user.id
     totals = {"input_tokens": 0, "output_tokens": 0, "cost": 0.0}
+    stop = StopCheck(session)
+    stored: Message | None = None  # the last assistant message of this turn
     for step in range(MAX_STEPS):
+        if stored is not None and stop.now():  # asked to stop while tools ran: no new call
+            yield {"type": "done", "message": stored}
+            return
         history = _history(session, leaf)
         if stream:
-            answer_id, response = yield from _stream_step(
-                session, llm, system, history, tool_list, leaf)
+            answer_id, response, stopped = yield from _stream_step(
+                session, llm, Call(system, history, tool_list, options), leaf, stop)
+            if stopped is not None:
+                yield {"type": "done", "message": stopped}
+                return
         else:
-            response = llm.complete(system=system, history=history, tools=tool_list)
+            response = llm.complete(system=system, history=history, tools=tool_list, **options)
             answer_id = new_id()
         for key in ("input_tokens", "output_tokens"):
             totals[key] += int(getattr(response.usage, key))
@@ -172,18 +235,48 @@ def session_usage(session: SessionHost, usage: Any) -> None:
                                          "estimated_cost": info.estimated_cost})
 
 
+class StopCheck:
+    """Whether a stop was requested (Session.request_stop), asked of the database at most
+    every STOP_CHECK_SECONDS (a monotonic-clock throttle, not once per chunk)."""
+
+    def __init__(self, session: SessionHost) -> None:
+        self.session = session
+        self.next_at = time.monotonic() + STOP_CHECK_SECONDS
+
+    def due(self) -> bool:
+        if time.monotonic() < self.next_at:
+            return False
+        return self.now()
+
+    def now(self) -> bool:
+        self.next_at = time.monotonic() + STOP_CHECK_SECONDS
+        return self.session.storage.stop_requested(self.session.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One model call's input."""
+
+    system: str
+    history: list[Message]
+    tools: list[Tool]
+    options: dict[str, Any]
+
+
 def _stream_step(
-    session: SessionHost, llm: Any, system: str, history: list[Message], tools: list[Tool],
-    parent_id: str,
-) -> Generator[dict[str, Any], None, tuple[str, Any]]:
-    """Stream one model call, upserting the growing assistant message.
-    Returns (the message's id, the model's response)."""
+    session: SessionHost, llm: Any, call: Call, parent_id: str, stop: StopCheck,
+) -> Generator[dict[str, Any], None, tuple[str, Any, Message | None]]:
+    """Stream one model call, upserting the growing assistant message. Returns (the
+    message's id, the model's response, None); or, when a stop was requested, (id, None,
+    the partial answer stored with metadata.interrupted)."""
     message_id = new_id()
     text = ""
     last_write = 0.0
     response = None
+    events = llm.stream(system=call.system, history=call.history, tools=call.tools,
+                        **call.options)
     try:
-        for event in llm.stream(system=system, history=history, tools=tools):
+        for event in events:
             if event.type == "text_delta" and event.text:
                 text += event.text
                 session.emit("message.delta", {"message_id": message_id, "parent_id": parent_id,
@@ -197,12 +290,25 @@ def _stream_step(
                     last_write = time.monotonic()
             elif event.type == "done":
                 response = event.response
+            if response is None and stop.due():
+                return message_id, None, _keep_partial(session, message_id, text, parent_id,
+                                                       {"stopped": True})
     except Exception as exc:
         if text:  # keep what arrived, marked as cut off, then let the caller know
-            session.upsert_message(
-                {"id": message_id, "role": "assistant", "parts": [{"type": "text", "text": text}],
-                 "metadata": {"interrupted": True, "error": str(exc)[:500]}}, parent_id)
+            _keep_partial(session, message_id, text, parent_id, {"error": str(exc)[:500]})
         raise
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:  # a stopped stream releases its connection now
+            close()
     if response is None:
         raise InvalidInput("the model's stream ended without a final response")
-    return message_id, response
+    return message_id, response, None
+
+
+def _keep_partial(session: SessionHost, message_id: str, text: str, parent_id: str,
+                  why: dict[str, Any]) -> Message:
+    parts = [{"type": "text", "text": text}] if text else []
+    return session.upsert_message(
+        {"id": message_id, "role": "assistant", "parts": parts,
+         "metadata": {"interrupted": True, **why}}, parent_id)

@@ -35,9 +35,13 @@ class SessionHost(Protocol):
 
     def add_compaction(self, summary: str, from_id: str, to_id: str) -> Compaction: ...
 
+    def get_message(self, message_id: str) -> Message | None: ...
+
+    def get_branches(self, message_id: str | None) -> list[Message]: ...
+
     def append_message(
         self, message: Message | Mapping[str, Any], parent_id: str | None = None, *,
-        if_latest: str | None = None,
+        if_latest: str | None = None, root: bool = False,
     ) -> Message: ...
 
     def upsert_message(

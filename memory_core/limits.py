@@ -30,6 +30,7 @@ MAX_PARTS = 10_000  # parts of one message
 MAX_BATCH = 1000  # messages in one batch append
 MAX_TEMPLATES = 100  # block templates of one agent
 MAX_SEARCH_LIMIT = 200  # hits of one search
+MAX_PATH_PAGE = 500  # messages of one path page (Session.get_path_page)
 
 # ---------------------------------------------------------------- patterns
 MAX_LABEL = 100

@@ -14,11 +14,12 @@ from .config import CompactionListener, ErrorHandler, SessionConfig, default_con
 from .context import BlockSpec
 from .errors import InvalidInput, NotFound
 from .events import EventSink, EventType
+from .inputs import check_id, optional_id
 from .limits import MAX_COST, MAX_NAME, MAX_REASON, MAX_TOKEN_TOTAL, strip_nul
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
 from .search import SearchHit, clamp_limit, query_terms, shape_hits
-from .session import MessageInput, Session, _check_id, _optional_id
+from .session import MessageInput, Session
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
 from .tools import Tool, export, session_search_tool
@@ -144,7 +145,7 @@ class SessionManager:
         model: str | None = None, source: str | None = None,
     ) -> SessionInfo:
         """A new session; it starts with the agent's block templates."""
-        parent = _optional_id(parent_session_id, "parent_session_id")
+        parent = optional_id(parent_session_id, "parent_session_id")
         model, source = _optional_text(model, "model"), _optional_text(source, "source")
         with self.storage.transaction():
             info = self.storage.create_session(self.agent_id, name=_name(name),
@@ -172,7 +173,7 @@ class SessionManager:
         return self.storage.list_sessions(self.agent_id)
 
     def rename(self, session_id: str, name: str) -> SessionInfo:
-        session_id = _check_id(session_id, "session_id")
+        session_id = check_id(session_id, "session_id")
         with self.storage.transaction():
             info = self.storage.update_session(self.agent_id, session_id, name=_name(name))
             self._changed(session_id, "session.renamed", info, ["name"])
@@ -180,7 +181,7 @@ class SessionManager:
 
     def delete(self, session_id: str) -> bool:
         """Delete a session with its messages, overlays and search rows."""
-        session_id = _check_id(session_id, "session_id")
+        session_id = check_id(session_id, "session_id")
         with self.storage.transaction():
             if self.storage.get_session(self.agent_id, session_id) is None:
                 return False
@@ -199,7 +200,7 @@ class SessionManager:
         """Mark a session ended (end_reason, at most 100 characters)."""
         if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
             raise InvalidInput(f"end_reason must be a string of at most {MAX_REASON} characters")
-        return self._update(_check_id(session_id, "session_id"),
+        return self._update(check_id(session_id, "session_id"),
                             end_reason=_optional_text(reason, "end_reason"))
 
     def _update(self, session_id: str, **fields: Any) -> SessionInfo:
@@ -215,7 +216,7 @@ class SessionManager:
                   if v is not None}
         if not fields:
             raise InvalidInput("give model or source")
-        return self._update(_check_id(session_id, "session_id"), **fields)
+        return self._update(check_id(session_id, "session_id"), **fields)
 
     def get_session(self, session_id: str) -> Session:
         """The Session object for an id of this agent. Raises NotFound."""
@@ -257,7 +258,7 @@ class SessionManager:
                 raise InvalidInput(f"{what} must be an integer from 0 to {MAX_TOKEN_TOTAL}")
         if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost <= MAX_COST:
             raise InvalidInput(f"cost must be a number from 0 to {MAX_COST:g}")
-        session_id = _check_id(session_id, "session_id")
+        session_id = check_id(session_id, "session_id")
         with self.storage.transaction():
             info = self.storage.add_usage(self.agent_id, session_id, input_tokens=input_tokens,
                                           output_tokens=output_tokens, cost=float(cost))
@@ -267,18 +268,23 @@ class SessionManager:
     # ----------------------------------------------------------------- messages
     def append(
         self, session_id: str, message: MessageInput, parent_id: str | None = None,
-        *, if_latest: str | None = None,
+        *, if_latest: str | None = None, root: bool = False,
     ) -> Message:
-        return self.get_session(session_id).append_message(message, parent_id, if_latest=if_latest)
+        """Session.append_message (root=True: a new root)."""
+        return self.get_session(session_id).append_message(message, parent_id,
+                                                           if_latest=if_latest, root=root)
 
-    def upsert(self, session_id: str, message: MessageInput, parent_id: str | None = None) -> Message:
-        return self.get_session(session_id).upsert_message(message, parent_id)
+    def upsert(self, session_id: str, message: MessageInput, parent_id: str | None = None,
+               *, root: bool = False) -> Message:
+        return self.get_session(session_id).upsert_message(message, parent_id, root=root)
 
     def append_all(
-        self, session_id: str, messages: Iterable[MessageInput], parent_id: str | None = None
+        self, session_id: str, messages: Iterable[MessageInput], parent_id: str | None = None,
+        *, root: bool = False,
     ) -> builtins.list[Message]:
-        """Append messages in order, each the parent of the next; all or nothing."""
-        return self.get_session(session_id).append_messages(messages, parent_id)
+        """Append messages in order, each the parent of the next; all or nothing. The
+        first goes under parent_id, else the latest leaf (root=True: a new root)."""
+        return self.get_session(session_id).append_messages(messages, parent_id, root=root)
 
     def get_history(
         self, session_id: str, leaf_id: str | None = None, raw: bool = False
@@ -299,7 +305,7 @@ class SessionManager:
 
         Copies keep their ids and record `metadata.forked_from`. Raises NotFound.
         """
-        source, at = _check_id(session_id, "session_id"), _check_id(at_message_id, "at_message_id")
+        source, at = check_id(session_id, "session_id"), check_id(at_message_id, "at_message_id")
         with self.storage.transaction():
             info = self.storage.fork(self.agent_id, source, at, name=_name(name))
             self.announce_new(info.id)
@@ -354,7 +360,7 @@ class SessionManager:
         hits = self.storage.search(
             agent_id=self.agent_id, session_id=None, terms=terms,
             limit=clamp_limit(limit, 20),
-            exclude_session_id=_optional_id(exclude_session_id, "exclude_session_id"),
+            exclude_session_id=optional_id(exclude_session_id, "exclude_session_id"),
         )
         return shape_hits(hits, terms, full=full)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -10,29 +10,20 @@ from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
 from . import chat as chat_turn
+from .async_steps import aturn
 from .config import SessionConfig, default_config
 from .context import ContextBlock, ContextEntry, PromptStatus, SessionContext
 from .errors import InvalidInput, NotFound
 from .events import Event, EventType, Status
-from .limits import MAX_ID_LENGTH, is_id
+from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
 from .search import SearchHit, clamp_limit, query_terms, shape_hits
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
-from .tree import Compaction, TreeRow, apply_overlays, hide_unloaded_skills
+from .tree import Compaction, PathPage, TreeRow, apply_overlays, hide_unloaded_skills
 
 MessageInput = Message | Mapping[str, Any] | CheckedMessage
-
-
-def _check_id(value: Any, what: str) -> str:
-    if not is_id(value):
-        raise InvalidInput(f"{what} must be a string of 1 to {MAX_ID_LENGTH} characters")
-    return value
-
-
-def _optional_id(value: Any, what: str) -> str | None:
-    return None if value is None else _check_id(value, what)
 
 
 class Session:
@@ -78,11 +69,12 @@ class Session:
         with self.writing("session.status", {"status": status}):
             self.storage.set_status(self.id, status)
 
-    def _appended(self, stored: Message, *, under: str | None) -> None:
-        """message.appended, and branch.created when it is not its parent's first child
-        (only possible under an explicit parent: the latest leaf has no children)."""
+    def _appended(self, stored: Message, *, under: str | None, root: bool = False) -> None:
+        """message.appended, and branch.created when it is not its parent's first child or
+        the first root (only possible under an explicit parent or as a new root: the
+        latest leaf has no children)."""
         self.emit("message.appended", {"message": stored.to_dict(), "parent_id": stored.parent_id})
-        if under is not None and self.storage.is_branch(self.id, stored):
+        if (under is not None or root) and self.storage.is_branch(self.id, stored):
             self.emit("branch.created", {"message_id": stored.id, "parent_id": stored.parent_id})
 
     # ------------------------------------------------------------------ writes
@@ -90,34 +82,40 @@ class Session:
         return prepare(message, max_tool_output=self.config.max_tool_output_chars)
 
     def append_message(
-        self, message: MessageInput, parent_id: str | None = None, *, if_latest: str | None = None
+        self, message: MessageInput, parent_id: str | None = None, *,
+        if_latest: str | None = None, root: bool = False,
     ) -> Message:
-        """Append under parent_id, else under the latest leaf.
+        """Append under parent_id, else under the latest leaf; root=True: as a new root
+        (no parent), even when the session has messages.
 
         Appending under a message that has children makes a branch. With `if_latest`,
         refuses (Conflict) unless that message is still the latest leaf. Appending an
         existing id is idempotent for the same content and a Conflict otherwise.
-        Raises NotFound for an unknown parent.
+        Raises NotFound for an unknown parent, InvalidInput for parent_id with root.
         """
         new = self._prepare(message)
-        parent, latest = _optional_id(parent_id, "parent_id"), _optional_id(if_latest, "if_latest")
+        parent, latest = parent_choice(parent_id, root), optional_id(if_latest, "if_latest")
         with self.storage.transaction():
-            stored = self.storage.append(self.id, new, parent_id=parent, if_latest=latest)
-            self._appended(stored, under=parent)
+            stored = self.storage.append(self.id, new, parent_id=parent, if_latest=latest,
+                                         root=root)
+            self._appended(stored, under=parent, root=root)
         self._after_append(stored)
         return stored
 
-    def upsert_message(self, message: MessageInput, parent_id: str | None = None) -> Message:
-        """Insert, or replace the content of an existing message in place (parent kept)."""
+    def upsert_message(
+        self, message: MessageInput, parent_id: str | None = None, *, root: bool = False
+    ) -> Message:
+        """Insert (as append_message would), or replace the content of an existing
+        message in place (parent kept)."""
         new = self._prepare(message)
-        parent = _optional_id(parent_id, "parent_id")
+        parent = parent_choice(parent_id, root)
         with self.storage.transaction():
             existed = new.id_given and self.storage.get_message(self.id, new.id) is not None
-            stored = self.storage.append(self.id, new, parent_id=parent, upsert=True)
+            stored = self.storage.append(self.id, new, parent_id=parent, upsert=True, root=root)
             if existed:
                 self.emit("message.updated", {"message": stored.to_dict()})
             else:
-                self._appended(stored, under=parent)
+                self._appended(stored, under=parent, root=root)
         self._after_append(stored)
         return stored
 
@@ -133,15 +131,17 @@ class Session:
         return updated
 
     def append_messages(
-        self, messages: Iterable[MessageInput], parent_id: str | None = None
+        self, messages: Iterable[MessageInput], parent_id: str | None = None, *,
+        root: bool = False,
     ) -> list[Message]:
-        """Append each under the previous one, atomically."""
-        prepared = [self._prepare(m) for m in _as_list(messages)]
-        parent = _optional_id(parent_id, "parent_id")
+        """Append each under the previous one, atomically; the first as append_message
+        places it (root=True: a new root)."""
+        prepared = [self._prepare(m) for m in as_list(messages)]
+        parent = parent_choice(parent_id, root)
         with self.storage.transaction():
-            stored = self.storage.append_chain(self.id, prepared, parent_id=parent)
+            stored = self.storage.append_chain(self.id, prepared, parent_id=parent, root=root)
             for i, message in enumerate(stored):
-                self._appended(message, under=parent if i == 0 else None)
+                self._appended(message, under=parent if i == 0 else None, root=root and i == 0)
         self._after_append(stored[-1] if stored else None)
         return stored
 
@@ -150,7 +150,7 @@ class Session:
 
         Overlays touching a deleted message are removed. Returns how many were deleted.
         """
-        wanted = [_check_id(i, "id") for i in _as_list(ids)]
+        wanted = [check_id(i, "id") for i in as_list(ids)]
         with self.storage.transaction():
             deleted = self.storage.delete_messages(self.id, wanted)
             if deleted:
@@ -167,7 +167,7 @@ class Session:
 
     # ------------------------------------------------------------------- reads
     def get_message(self, message_id: str) -> Message | None:
-        return self.storage.get_message(self.id, _check_id(message_id, "message_id"))
+        return self.storage.get_message(self.id, check_id(message_id, "message_id"))
 
     def get_history(self, leaf_id: str | None = None, raw: bool = False) -> list[Message]:
         """Root-to-leaf path (default: latest leaf), oldest first, overlays applied unless raw.
@@ -175,7 +175,7 @@ class Session:
         Raises NotFound for an unknown leaf.
         """
         path, overlays, unloaded = self.storage.path(
-            self.id, _optional_id(leaf_id, "leaf_id"), with_overlays=not raw
+            self.id, optional_id(leaf_id, "leaf_id"), with_overlays=not raw
         )
         if raw:
             return path
@@ -184,13 +184,32 @@ class Session:
     def get_latest_leaf(self) -> Message | None:
         return self.storage.latest_leaf(self.id)
 
-    def get_branches(self, message_id: str) -> list[Message]:
-        """The children of a message, oldest first. Raises NotFound."""
-        return self.storage.children(self.id, _check_id(message_id, "message_id"))
+    def get_branches(self, message_id: str | None) -> list[Message]:
+        """The children of a message, oldest first (None: the session's roots, which are
+        siblings of each other). Raises NotFound."""
+        return self.storage.children(self.id, optional_id(message_id, "message_id"))
+
+    def get_newest_leaf_under(self, message_id: str) -> Message:
+        """The newest leaf (last created) of the subtree rooted at message_id: the message
+        itself when it has no children. One query whatever the tree. Raises NotFound."""
+        return self.storage.newest_leaf_under(self.id, check_id(message_id, "message_id"))
+
+    def get_path_page(
+        self, leaf_id: str | None = None, *, limit: int = 50, before_id: str | None = None
+    ) -> PathPage:
+        """A page of the path to leaf_id (default: the latest leaf): raw messages, oldest
+        first, the last `limit` of the path or, with before_id (a message on that path),
+        the `limit` just before it, with each one's SiblingInfo. Its cost does not grow
+        with the path's length. before_id is not checked to be on leaf_id's path (that
+        would walk it): the messages before it are its ancestors, whichever leaf.
+        Raises NotFound, InvalidInput."""
+        return self.storage.path_page(
+            self.id, optional_id(leaf_id, "leaf_id"), limit=page_limit(limit),
+            before_id=optional_id(before_id, "before_id"))
 
     def get_path_length(self, leaf_id: str | None = None) -> int:
         """Messages on the path to leaf_id (default: latest leaf), before overlays."""
-        return self.storage.path_length(self.id, _optional_id(leaf_id, "leaf_id"))
+        return self.storage.path_length(self.id, optional_id(leaf_id, "leaf_id"))
 
     def get_tree(self) -> list[TreeRow]:
         return self.storage.tree(self.id)
@@ -214,7 +233,7 @@ class Session:
         """Read the path range from_id..to_id as one summary message. Nothing is deleted."""
         if not isinstance(summary, str) or not summary.strip():
             raise InvalidInput("summary must be a non-empty string")
-        start, end = _check_id(from_id, "from_id"), _check_id(to_id, "to_id")
+        start, end = check_id(from_id, "from_id"), check_id(to_id, "to_id")
         with self.storage.transaction():
             overlay = self.storage.add_compaction(self.id, summary=summary, from_id=start,
                                                   to_id=end)
@@ -227,7 +246,7 @@ class Session:
 
     def remove_compaction(self, compaction_id: str) -> None:
         """Remove an overlay; reads show the original messages again. Raises NotFound."""
-        wanted = _check_id(compaction_id, "compaction_id")
+        wanted = check_id(compaction_id, "compaction_id")
         with self.storage.transaction():
             if not self.storage.remove_compaction(self.id, wanted):
                 raise NotFound(f"compaction {compaction_id} not found")
@@ -235,34 +254,46 @@ class Session:
         auto.forget_estimate(self)
 
     # ------------------------------------------------------------------ chat
-    def chat(self, content: str, parent_id: str | None = None, stream: bool = False) -> Any:
+    def chat(self, content: str, parent_id: str | None = None, stream: bool = False, *,
+             root: bool = False) -> Any:
         """Run one assistant turn with the configured model and store every step.
 
-        Appends the user message (under parent_id, else the latest leaf: chatting under an
-        earlier message makes a branch), sends the frozen prompt, history and tools, runs
-        tool calls until the model answers. Returns the stored final assistant Message; with
+        Appends the user message (under parent_id, else the latest leaf; root=True: as a
+        new root), sends the frozen prompt, history and tools, runs tool calls until the
+        model answers. Chatting under an earlier message makes a branch (edit-and-resend:
+        under the original's parent). Returns the stored final assistant Message; with
         stream=True, an iterator of events (text_delta, tool_call, tool_result, done).
         """
-        if stream:
-            return chat_turn.stream_turn(self, content, parent_id)
-        return chat_turn.run_turn(self, content, parent_id)
+        return chat_turn.start(self, chat_turn.Ask(content, parent_id, root), stream=stream)
 
-    async def achat(self, content: str, parent_id: str | None = None, stream: bool = False) -> Any:
+    def regenerate(self, message_id: str, stream: bool = False) -> Any:
+        """A new answer beside the assistant message message_id: the model sees the path
+        up to its parent, and the answer is stored under that parent (a branch). Returns
+        what chat() returns. Raises NotFound; InvalidInput for a message that is not an
+        assistant's or has no parent."""
+        return chat_turn.start(self, chat_turn.Ask(regenerate=message_id), stream=stream)
+
+    async def achat(self, content: str, parent_id: str | None = None, stream: bool = False, *,
+                    root: bool = False) -> Any:
         """Async twin of chat(); with stream=True an async iterator of the same events."""
-        # Off the shared sync thread: a model call can take a minute, and every other
-        # thread-sensitive call of the process would wait behind it.
-        if not stream:
-            return await sync_to_async(self._run_turn, thread_sensitive=False)(content, parent_id)
-        return _aiterate(chat_turn.stream_turn(self, content, parent_id), self._release)
+        return await aturn(self, chat_turn.Ask(content, parent_id, root), stream=stream)
 
-    def _run_turn(self, content: str, parent_id: str | None) -> Message:
-        try:
-            return chat_turn.run_turn(self, content, parent_id)
-        finally:
-            self._release()
+    async def aregenerate(self, message_id: str, stream: bool = False) -> Any:
+        """Async twin of regenerate(), as achat() is of chat()."""
+        return await aturn(self, chat_turn.Ask(regenerate=message_id), stream=stream)
 
-    def _release(self) -> None:
-        self.storage.release()  # e.g. close this worker thread's database connection
+    def request_stop(self) -> bool:
+        """Ask this session's running turn to stop, wherever it runs (another thread or
+        worker process): the request is stored, and a streaming turn checks for it every
+        STOP_CHECK_SECONDS, keeps the partial answer (metadata.interrupted) and ends with
+        `done`. A non-streaming turn stops only between model calls (before the next step
+        of its tool loop). Returns False, storing nothing, when no turn is running
+        (status not "thinking")."""
+        with self.storage.transaction():
+            stopping = self.storage.set_stop(self.id, requested=True)
+            if stopping:
+                self.emit("session.status", {"status": "thinking", "stopping": True})
+        return stopping
 
     # ------------------------------------------------------------ compaction
     def compact(self) -> Compaction | None:
@@ -357,6 +388,9 @@ class Session:
     aget_history = sync_to_async(get_history)
     aget_latest_leaf = sync_to_async(get_latest_leaf)
     aget_branches = sync_to_async(get_branches)
+    aget_newest_leaf_under = sync_to_async(get_newest_leaf_under)
+    aget_path_page = sync_to_async(get_path_page)
+    arequest_stop = sync_to_async(request_stop)
     aget_path_length = sync_to_async(get_path_length)
     aget_tree = sync_to_async(get_tree)
     aget_message_count = sync_to_async(get_message_count)
@@ -382,28 +416,3 @@ class Session:
     aunload_skill = sync_to_async(unload_skill)
     aget_loaded_skills = sync_to_async(get_loaded_skills)
     atools = sync_to_async(tools)
-
-
-def _as_list(items: Any) -> Sequence[Any]:
-    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
-        raise InvalidInput("expected a list")
-    return list(items)
-
-
-_DONE = object()
-
-
-async def _aiterate(events: Iterator[Any], release: Any) -> AsyncIterator[Any]:
-    """Drive a sync generator from async code, each step in one dedicated worker thread.
-    (A StopIteration cannot cross an await, hence the sentinel.)"""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from asgiref.sync import SyncToAsync
-
-    with ThreadPoolExecutor(max_workers=1) as worker:  # one thread: one DB connection
-        step = SyncToAsync(lambda: next(events, _DONE), thread_sensitive=False, executor=worker)
-        try:
-            while (item := await step()) is not _DONE:
-                yield item
-        finally:
-            await SyncToAsync(release, thread_sensitive=False, executor=worker)()

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from .messages import Message, NewMessage, SessionInfo
 from .search import SearchHit
 from .snapshot import SessionSnapshot
-from .tree import Compaction, TreeRow
+from .tree import Compaction, PathPage, TreeRow
 
 DEFAULT_STORAGE = "sessions_app.storage.OrmStorage"
 
@@ -85,7 +85,16 @@ class SessionStorage(ContextStorage, Protocol):
         """What the session is doing now (idle, thinking, compacting, error)."""
 
     def is_branch(self, session_id: str, message: Message) -> bool:
-        """Whether a stored message has a sibling besides itself (it made a branch)."""
+        """Whether a stored message has a sibling besides itself (it made a branch); the
+        session's roots are siblings of each other."""
+
+    def set_stop(self, session_id: str, *, requested: bool) -> bool:
+        """requested=True: record a stop request for the running turn, only while the
+        session's status is "thinking" (else store nothing and return False).
+        requested=False: forget any request (a turn starting). Returns whether stored."""
+
+    def stop_requested(self, session_id: str) -> bool:
+        """Whether a stop was requested since the running turn started."""
 
     # --- registry -------------------------------------------------------------
     def create_session(
@@ -119,18 +128,21 @@ class SessionStorage(ContextStorage, Protocol):
     # --- messages -------------------------------------------------------------
     def append(
         self, session_id: str, new: NewMessage, *, parent_id: str | None,
-        if_latest: str | None = None, upsert: bool = False,
+        if_latest: str | None = None, upsert: bool = False, root: bool = False,
     ) -> Message:
-        """Store under parent_id, else under the latest leaf, serialised per session.
+        """Store under parent_id, else (root: with no parent) under the latest leaf,
+        serialised per session.
 
         Raises NotFound (session or parent), Conflict (same id with other content
         unless upsert; if_latest that is no longer the leaf).
         """
 
     def append_chain(
-        self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None
+        self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None,
+        root: bool = False,
     ) -> list[Message]:
-        """Append each under the previous one, atomically: all or nothing."""
+        """Append each under the previous one, atomically: all or nothing. The first goes
+        under parent_id, else (root: with no parent) under the latest leaf."""
 
     def update(self, session_id: str, new: NewMessage) -> Message:
         """Replace the content of a stored message. Raises NotFound."""
@@ -144,8 +156,20 @@ class SessionStorage(ContextStorage, Protocol):
 
     def latest_leaf(self, session_id: str) -> Message | None: ...
 
-    def children(self, session_id: str, message_id: str) -> list[Message]:
-        """Oldest first. Raises NotFound for an unknown message."""
+    def children(self, session_id: str, message_id: str | None) -> list[Message]:
+        """Oldest first; message_id None: the session's roots. Raises NotFound for an
+        unknown message."""
+
+    def newest_leaf_under(self, session_id: str, message_id: str) -> Message:
+        """The last-inserted message of the subtree rooted at message_id (a leaf: children
+        come after their parents), in one query. Raises NotFound."""
+
+    def path_page(
+        self, session_id: str, leaf_id: str | None, *, limit: int, before_id: str | None
+    ) -> PathPage:
+        """The last `limit` messages of the path to leaf_id (default: the latest leaf), or
+        the `limit` ancestors of before_id, oldest first, with their siblings' positions;
+        a fixed number of queries whatever the path's length. Raises NotFound."""
 
     def path(
         self, session_id: str, leaf_id: str | None, *, with_overlays: bool

@@ -106,6 +106,38 @@ class TreeRow(Mappable):
         }
 
 
+@dataclass(frozen=True, slots=True)
+class SiblingInfo(Mappable):
+    """Where a message stands among its siblings (its parent's children, or the session's
+    roots), in creation order: `index` is 1-based, previous/next name the neighbours."""
+
+    index: int
+    count: int
+    previous_id: str | None
+    next_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "count": self.count, "previous_id": self.previous_id,
+                "next_id": self.next_id}
+
+
+@dataclass(frozen=True, slots=True)
+class PathPage(Mappable):
+    """A page of the path ending at `leaf_id`: raw messages (no overlays), oldest first.
+    `has_more`: older messages exist above the page. `siblings`: message id -> its
+    SiblingInfo, for every message on the page."""
+
+    messages: list[Message]
+    has_more: bool
+    leaf_id: str | None
+    siblings: dict[str, SiblingInfo]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"messages": [m.to_dict() for m in self.messages], "has_more": self.has_more,
+                "leaf_id": self.leaf_id,
+                "siblings": {k: v.to_dict() for k, v in self.siblings.items()}}
+
+
 def tree_rows(rows: Sequence[tuple[str, str | None, str, str, datetime]]) -> list[TreeRow]:
     """(id, parent_id, role, text, created_at) in insertion order -> tree rows."""
     children = Counter(parent for _, parent, _, _, _ in rows if parent is not None)

@@ -1,6 +1,6 @@
 """The engine's configuration, built from Django settings: the one place that reads
-settings.ARBOR_LLM_*, ARBOR_ANTHROPIC_API_KEY and ARBOR_MAX_TOOL_OUTPUT_CHARS
-(arbor/settings.py fills them from the environment); every session's writes emit through
+settings.ARBOR_LLM_*, ARBOR_ANTHROPIC_API_KEY, ARBOR_DEMO_STREAM_DELAY and
+ARBOR_MAX_TOOL_OUTPUT_CHARS (arbor/settings.py fills them from the environment); every session's writes emit through
 the Channels sink (sessions_app/events.py). Installed once, from SessionsAppConfig.ready()."""
 
 from __future__ import annotations
@@ -8,21 +8,33 @@ from __future__ import annotations
 from django.conf import settings
 
 from memory_core.config import SessionConfig, set_default_config
-from memory_core.llm import LLMClient, client_from_config, set_default_llm
+from memory_core.llm import DemoModel, LLMClient, client_from_config, set_default_llm
 from memory_core.messages import MAX_TOOL_OUTPUT_CHARS
 
 from .events import ChannelsSink
 from .providers import FileSkills
 
+DEFAULT_DEMO_STREAM_DELAY = 0.03
+
+
+def demo_stream_delay() -> float:
+    """Seconds between the chunks an offline model streams (ARBOR_DEMO_STREAM_DELAY)."""
+    return max(0.0, float(getattr(settings, "ARBOR_DEMO_STREAM_DELAY",
+                                  DEFAULT_DEMO_STREAM_DELAY)))
+
 
 def llm_from_settings() -> LLMClient:
-    """The model the settings name (read at each call, so override_settings applies)."""
-    return client_from_config(
+    """The model the settings name (read at each call, so override_settings applies);
+    with none, the offline demo model, paced by ARBOR_DEMO_STREAM_DELAY."""
+    client = client_from_config(
         base_url=getattr(settings, "ARBOR_LLM_BASE_URL", ""),
         api_key=getattr(settings, "ARBOR_LLM_API_KEY", ""),
         model=getattr(settings, "ARBOR_LLM_MODEL", ""),
         anthropic_api_key=getattr(settings, "ARBOR_ANTHROPIC_API_KEY", ""),
     )
+    if isinstance(client, DemoModel):
+        return DemoModel(stream_delay=demo_stream_delay())
+    return client
 
 
 def config_from_settings() -> SessionConfig:

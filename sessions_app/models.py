@@ -68,6 +68,9 @@ class Session(models.Model):
     # and what the session is doing now (idle, thinking, compacting, error).
     event_seq = models.BigIntegerField(default=0, db_default=0)
     status = models.CharField(max_length=20, default="idle", db_default="idle")
+    # Session.request_stop(): the running chat turn (in any thread or worker process)
+    # checks for it while it streams; cleared when a turn starts.
+    stop_requested_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -142,6 +145,9 @@ class Message(models.Model):
         indexes = [
             models.Index(fields=["session", "seq"], name="arbor_message_session_seq"),
             models.Index(fields=["parent_seq"], name="arbor_message_parent_seq"),
+            # The session's roots (siblings of each other), without scanning its messages.
+            models.Index(fields=["session", "seq"], condition=models.Q(parent_seq__isnull=True),
+                         name="arbor_message_roots"),
         ]
 
     def __str__(self) -> str:

@@ -2,7 +2,9 @@
 
 It saves facts said with "remember ..." through `set_context`, answers "what do you
 remember" from the MEMORY block and facts saved in this conversation, and searches past
-sessions through `session_search`, so every feature can be tried without an LLM.
+sessions through `session_search`, so every feature can be tried without an LLM. It
+streams word by word with a pause between chunks (`stream_delay`), so streaming and Stop
+can be watched, and numbers regenerated answers (see DemoModel).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -70,25 +73,41 @@ def memory_section(system: str) -> list[str]:
 
 
 class DemoModel:
-    """An LLMClient that needs no network: canned, deterministic, and honest about it."""
+    """An LLMClient that needs no network: canned, deterministic, and honest about it.
+
+    `stream_delay`: seconds between streamed chunks (0: none); the Django app passes
+    ARBOR_DEMO_STREAM_DELAY. Regenerated answers differ: a deterministic model given the
+    same path would repeat itself, and the path up to a parent does not show the answers
+    already under it. So the chat turn tells a model that declares `numbered_variants`
+    which answer under that parent it is writing (`variant=N`, N >= 2, a keyword real
+    clients are never given), and the Nth answer starts "(variant N)".
+    """
 
     model = "arbor-offline-demo"
     label = "offline demo model"
     offline = True
+    numbered_variants = True
 
-    def complete(self, *, system: str, history: list[Message], tools: list[Tool]
-                 ) -> LLMResponse:
+    def __init__(self, stream_delay: float = 0.0) -> None:
+        self.stream_delay = max(0.0, float(stream_delay))
+
+    def complete(self, *, system: str, history: list[Message], tools: list[Tool],
+                 variant: int = 1) -> LLMResponse:
         text, calls = self._decide(system, history, tools)
+        if text and variant > 1:
+            text = f"(variant {variant}) {text}"
         spent = estimate_tokens(text) + sum(estimate_tokens(json.dumps(c.arguments))
                                             for c in calls)
         usage = Usage(estimate_message_tokens(history, system_prompt=system), spent, 0.0)
         return LLMResponse(text, calls, usage, self.model,
                            "tool_calls" if calls else "stop")
 
-    def stream(self, *, system: str, history: list[Message], tools: list[Tool]
-               ) -> Iterator[StreamEvent]:
-        response = self.complete(system=system, history=history, tools=tools)
-        for word in re.findall(r"\s*\S+\s*", response.text):
+    def stream(self, *, system: str, history: list[Message], tools: list[Tool],
+               variant: int = 1) -> Iterator[StreamEvent]:
+        response = self.complete(system=system, history=history, tools=tools, variant=variant)
+        for i, word in enumerate(re.findall(r"\s*\S+\s*", response.text)):
+            if i and self.stream_delay:
+                time.sleep(self.stream_delay)
             yield StreamEvent("text_delta", text=word)
         for call in response.tool_calls:
             yield StreamEvent("tool_call", tool_call=call)

@@ -9,12 +9,13 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router
+from ninja.responses import Status
 
 from memory_core import ArborError
 
 from ..access import session_for
 from .render import dumps
-from .schemas import ChatIn, MessageOut, errors
+from .schemas import ChatIn, MessageOut, StopOut, errors
 
 router = Router(tags=["chat"])
 log = logging.getLogger("sessions_app.api")
@@ -79,15 +80,33 @@ async def _sse(first: dict[str, Any] | None, events: Iterator[dict[str, Any]]
              response={200: MessageOut, **errors(404, 413, 422, 502)}, openapi_extra=STREAM_DOC)
 def chat(request: HttpRequest, session_id: str, body: ChatIn) -> Any:
     """Run one assistant turn: the user message is stored (under parent_id, else the latest
-    leaf), then the frozen prompt, history and tools go to the model, tool calls run until
-    it answers, and every step is stored."""
+    leaf; root: as a new root), then the frozen prompt, history and tools go to the model,
+    tool calls run until it answers, and every step is stored. With `regenerate` instead
+    of content: a new answer beside that assistant message (404 unknown, 422 not an
+    assistant message)."""
     session = session_for(request.auth, session_id)
+    if body.regenerate is not None:
+        turn = session.regenerate(body.regenerate, stream=body.stream)
+    else:
+        turn = session.chat(body.content or "", parent_id=body.parent_id, stream=body.stream,
+                            root=body.root)
     if not body.stream:
-        return session.chat(body.content, parent_id=body.parent_id)
-    events = iter(session.chat(body.content, parent_id=body.parent_id, stream=True))
+        return turn
+    events = iter(turn)
     # The first step stores the user message: bad input fails here, as a JSON error.
     first = _next(events)
     response = StreamingHttpResponse(_sse(first, events), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
+
+
+@router.post("/sessions/{aid:session_id}/chat/stop",
+             response={202: StopOut, 200: StopOut, **errors(404)})
+def stop(request: HttpRequest, session_id: str) -> Any:
+    """Ask the session's running turn (in any worker) to stop: 202 {stopping: true}. It
+    keeps its partial answer (metadata.interrupted) and ends with `done`. 200 {stopping:
+    false} when no turn is running."""
+    if session_for(request.auth, session_id).request_stop():
+        return Status(202, {"stopping": True})
+    return {"stopping": False}

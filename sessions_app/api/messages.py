@@ -42,19 +42,21 @@ def _leaf_of(history: list[Message]) -> str | None:
 
 @router.post(S + "/messages", response={201: MessageOut, **errors(404, 409, 413, 422)})
 def append_message(request: HttpRequest, session_id: str, body: AppendIn) -> Any:
-    """Append under parent_id, else under the latest leaf. The same id with the same
-    content is idempotent; with other content, 409."""
+    """Append under parent_id, else under the latest leaf (root: as a new root). The same
+    id with the same content is idempotent; with other content, 409."""
     session = session_for(request.auth, session_id)
     message = session.append_message(body.message.checked, parent_id=body.parent_id,
-                                     if_latest=body.if_latest)
+                                     if_latest=body.if_latest, root=body.root)
     return Status(201, message)
 
 
 @router.post(S + "/messages/batch", response={201: MessageList, **errors(404, 409, 413, 422)})
 def append_batch(request: HttpRequest, session_id: str, body: BatchIn) -> Any:
-    """Append messages in order, each the parent of the next; all or nothing."""
+    """Append messages in order, each the parent of the next; all or nothing. The first
+    goes under parent_id, else the latest leaf (root: as a new root)."""
     session = session_for(request.auth, session_id)
-    stored = session.append_messages([m.checked for m in body.messages], parent_id=body.parent_id)
+    stored = session.append_messages([m.checked for m in body.messages],
+                                     parent_id=body.parent_id, root=body.root)
     return Status(201, {"items": stored})
 
 

@@ -249,17 +249,22 @@ class MessageIn(In):
         return self._checked
 
 
+ROOT_DOC = "A new root message (no parent), even in a session with messages; with parent_id, 422."
+
+
 class AppendIn(In):
     message: MessageIn
     parent_id: Id | None = Field(None, description="Default: the latest leaf. A parent that "
                                  "has children makes a branch.")
     if_latest: Id | None = Field(None, description="Refuse (409) unless this message is still "
                                  "the latest leaf.")
+    root: bool = Field(False, description=ROOT_DOC)
 
 
 class BatchIn(In):
     messages: list[MessageIn] = Field(min_length=1, max_length=lim.MAX_BATCH)
     parent_id: Id | None = None
+    root: bool = Field(False, description="The first message: " + ROOT_DOC)
 
 
 class UpdateIn(In):
@@ -367,10 +372,30 @@ class ToolCallOut(Schema):
 
 # --------------------------------------------------------------------- chat
 class ChatIn(In):
-    content: Annotated[str, StringConstraints(min_length=1, max_length=lim.MAX_BLOCK_CONTENT)]
-    parent_id: Id | None = None
+    """A user message to answer (`content`), or `regenerate`: exactly one of the two."""
+
+    content: Annotated[str, StringConstraints(min_length=1, max_length=lim.MAX_BLOCK_CONTENT)
+                       ] | None = Field(None, description="The user message.")
+    regenerate: Id | None = Field(None, description="An assistant message's id: a new answer "
+                                  "beside it, from the path up to its parent.")
+    parent_id: Id | None = Field(None, description="With content: default the latest leaf.")
+    root: bool = Field(False, description="With content: " + ROOT_DOC)
     stream: bool = Field(False, description="Answer text/event-stream: text_delta, "
                          "tool_call, tool_result events, then done with the stored message.")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> ChatIn:
+        if (self.content is None) == (self.regenerate is None):
+            raise ValueError("give content (a user message) or regenerate (an assistant "
+                             "message id), exactly one of the two")
+        if self.regenerate is not None and (self.parent_id is not None or self.root):
+            raise ValueError("regenerate answers under the regenerated message's own parent: "
+                             "give no parent_id or root with it")
+        return self
+
+
+class StopOut(Schema):
+    stopping: bool = Field(description="Whether a running turn was asked to stop.")
 
 
 def errors(*statuses: int) -> dict[int, type[ErrorOut]]:

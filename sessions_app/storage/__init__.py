@@ -4,6 +4,7 @@ One class, composed of parts that each hold one kind of row and receive the part
 need when built (no mixins calling each other through `self`):
 
 - paths.py     message reads: one message, leaf, children, the path CTE, tree, search
+- branches.py  branch navigation: the newest leaf under a message, path pages
 - messages.py  message writes: append, update, delete, clear, and `copy_path` (fork, import)
 - overlays.py  compaction overlays
 - registry.py  session rows: create, list, update, delete, usage, fork, continue
@@ -20,6 +21,10 @@ from typing import Any
 
 from django.db import connection
 
+from memory_core.messages import now
+
+from .. import dialects
+from .branches import Branches
 from .context import ContextRows
 from .messages import Messages, engine_transaction
 from .overlays import Overlays
@@ -48,6 +53,7 @@ class OrmStorage:
 
     def __init__(self) -> None:
         self.paths = Paths()
+        self.branches = Branches()
         self.messages = Messages()
         self.overlays = Overlays(self.paths)
         self.context = ContextRows()
@@ -65,11 +71,32 @@ class OrmStorage:
         with connection.cursor() as cur:
             cur.execute("UPDATE arbor_session SET status = %s WHERE id = %s", [status, session_id])
 
-    def is_branch(self, session_id: str, message: Any) -> bool:
-        """Whether a stored message has an older sibling (it started a branch)."""
-        if message.parent_id is None:
-            return False
+    def set_stop(self, session_id: str, *, requested: bool) -> bool:
         with connection.cursor() as cur:
+            if requested:  # only a running turn can be stopped
+                cur.execute("UPDATE arbor_session SET stop_requested_at = %s "
+                            "WHERE id = %s AND status = 'thinking'",
+                            [dialects.current().db_datetime(now()), session_id])
+            else:
+                cur.execute("UPDATE arbor_session SET stop_requested_at = NULL "
+                            "WHERE id = %s AND stop_requested_at IS NOT NULL", [session_id])
+            return bool(cur.rowcount)
+
+    def stop_requested(self, session_id: str) -> bool:
+        with connection.cursor() as cur:
+            cur.execute("SELECT 1 FROM arbor_session WHERE id = %s "
+                        "AND stop_requested_at IS NOT NULL", [session_id])
+            return cur.fetchone() is not None
+
+    def is_branch(self, session_id: str, message: Any) -> bool:
+        """Whether a stored message has a sibling besides itself (it started a branch);
+        roots are siblings of each other."""
+        with connection.cursor() as cur:
+            if message.parent_id is None:
+                cur.execute("SELECT 1 FROM arbor_message WHERE session_id = %s "
+                            "AND parent_seq IS NULL AND message_id <> %s LIMIT 1",
+                            [session_id, message.id])
+                return cur.fetchone() is not None
             cur.execute(
                 "SELECT 1 FROM arbor_message p JOIN arbor_message c ON c.parent_seq = p.seq "
                 "WHERE p.session_id = %s AND p.message_id = %s AND c.message_id <> %s LIMIT 1",
@@ -108,6 +135,10 @@ class OrmStorage:
     all_messages = _On("paths")
     message_count = _On("paths")
     search = _On("paths")
+
+    # branches.py
+    newest_leaf_under = _On("branches")
+    path_page = _On("branches")
 
     # overlays.py
     add_compaction = _On("overlays")

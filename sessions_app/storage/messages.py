@@ -132,10 +132,11 @@ class Messages:
 
     def _append_locked(
         self, cur: Any, session_id: str, agent_id: str | None, new: NewMessage, *,
-        parent_id: str | None, if_latest: str | None, upsert: bool,
+        parent_id: str | None, if_latest: str | None, upsert: bool, root: bool = False,
     ) -> tuple[Message, str]:
         """Inside a locked transaction: (message, INSERTED/UNCHANGED/REWRITTEN). Decides
-        before writing: a Conflict or NotFound, or an unchanged replay, writes nothing."""
+        before writing: a Conflict or NotFound, or an unchanged replay, writes nothing.
+        root: no parent (parent_id is None then), instead of the latest leaf."""
         wanted = [i for i in (new.id if new.id_given else None, parent_id) if i is not None]
         found = find(cur, session_id, wanted)
         if new.id_given and new.id in found:
@@ -145,12 +146,13 @@ class Messages:
             if not upsert:
                 raise Conflict(f"message {new.id} already exists with other content")
             return self._rewrite(cur, session_id, seq, stored, new), REWRITTEN
-        current = leaf(cur, session_id) if if_latest is not None or parent_id is None else None
+        wants_leaf = if_latest is not None or (parent_id is None and not root)
+        current = leaf(cur, session_id) if wants_leaf else None
         if if_latest is not None and (current is None or current[1] != if_latest):
             now_leaf = current[1] if current else None
             raise Conflict(f"message {if_latest} is no longer the latest leaf (now {now_leaf})",
                            current_leaf_id=now_leaf)
-        parent = current
+        parent = None if root else current
         if parent_id is not None:
             if parent_id not in found:
                 _raise_missing_parent(cur, session_id, parent_id)
@@ -159,27 +161,28 @@ class Messages:
 
     def append(
         self, session_id: str, new: NewMessage, *, parent_id: str | None,
-        if_latest: str | None = None, upsert: bool = False,
+        if_latest: str | None = None, upsert: bool = False, root: bool = False,
     ) -> Message:
         with write_transaction(), connection.cursor() as cur:
             agent_id = lock(cur, session_id)
             message, _ = self._append_locked(
                 cur, session_id, agent_id, new, parent_id=parent_id, if_latest=if_latest,
-                upsert=upsert,
+                upsert=upsert, root=root,
             )
             return message
 
     def append_chain(
-        self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None
+        self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None,
+        root: bool = False,
     ) -> list[Message]:
         out: list[Message] = []
         with write_transaction(), connection.cursor() as cur:
             agent_id = lock(cur, session_id)
             parent = parent_id
-            for new in messages:
+            for i, new in enumerate(messages):
                 message, _ = self._append_locked(
                     cur, session_id, agent_id, new, parent_id=parent, if_latest=None,
-                    upsert=False,
+                    upsert=False, root=root and i == 0,
                 )
                 out.append(message)
                 parent = message.id

@@ -73,9 +73,12 @@ class Paths:
             row = cur.fetchone()
         return row_message(row) if row else None
 
-    def children(self, session_id: str, message_id: str) -> list[Message]:
+    def children(self, session_id: str, message_id: str | None) -> list[Message]:
         with connection.cursor() as cur:
             dialects.current().fast_reads(cur)
+            if message_id is None:  # the roots: siblings of each other
+                cur.execute(sql.ROOTS, [session_id])
+                return [row_message(r) for r in cur.fetchall()]
             cur.execute(
                 f"SELECT {sql.MESSAGE_COLUMNS} FROM arbor_message WHERE parent_seq = "
                 f"(SELECT seq FROM arbor_message WHERE session_id = %s AND message_id = %s) "

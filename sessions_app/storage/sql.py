@@ -104,3 +104,51 @@ VIEWS = """SELECT 'c', overlay_id, summary, from_message_id, to_message_id, crea
                ORDER BY 1, 6, 7"""
 COMPACTIONS = ("SELECT overlay_id, summary, from_message_id, to_message_id, created_at "
                "FROM arbor_compaction WHERE session_id = %s ORDER BY created_at, seq")
+
+# --- branch navigation (branches.py) -----------------------------------------------
+ROOTS = (f"SELECT {MESSAGE_COLUMNS} FROM arbor_message "
+         "WHERE session_id = %s AND parent_seq IS NULL ORDER BY seq")
+# Children come after their parents, so the subtree's last-inserted message is a leaf.
+NEWEST_LEAF_UNDER = f"""
+    WITH RECURSIVE sub(seq) AS (
+        SELECT seq FROM arbor_message WHERE session_id = %s AND message_id = %s
+        UNION ALL
+        SELECT m.seq FROM sub JOIN arbor_message m ON m.parent_seq = sub.seq
+    )
+    SELECT {MESSAGE_COLUMNS} FROM arbor_message WHERE seq = (SELECT max(seq) FROM sub)"""
+
+
+def path_page(anchor: str) -> str:
+    """Up to depth %s (inclusive) from the anchor, walking parent pointers, oldest first;
+    each row with its depth and its place among its siblings (the parent's children, or
+    the session's roots): 1-based index, count, previous and next ids. Params: the
+    anchor's, the depth bound, the session id (for the roots)."""
+    columns = ", ".join("m." + c.strip() for c in MESSAGE_COLUMNS.split(","))
+    return f"""
+    WITH RECURSIVE path(seq, parent_seq, depth) AS (
+        SELECT seq, parent_seq, 0 FROM arbor_message WHERE {anchor}
+        UNION ALL
+        SELECT m.seq, m.parent_seq, p.depth + 1
+        FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
+        WHERE p.depth < %s
+    ),
+    sib(seq, message_id, parent_seq) AS (
+        SELECT s.seq, s.message_id, s.parent_seq FROM arbor_message s
+        WHERE s.parent_seq IN (SELECT parent_seq FROM path)
+        UNION ALL
+        SELECT s.seq, s.message_id, s.parent_seq FROM arbor_message s
+        WHERE s.session_id = %s AND s.parent_seq IS NULL
+          AND EXISTS (SELECT 1 FROM path WHERE parent_seq IS NULL)
+    ),
+    ranked(seq, idx, cnt, prev_id, next_id) AS (
+        SELECT seq, row_number() OVER w, count(*) OVER (PARTITION BY parent_seq),
+               lag(message_id) OVER w, lead(message_id) OVER w
+        FROM sib WINDOW w AS (PARTITION BY parent_seq ORDER BY seq)
+    )
+    SELECT {columns}, p.depth, r.idx, r.cnt, r.prev_id, r.next_id
+    FROM path p JOIN arbor_message m ON m.seq = p.seq JOIN ranked r ON r.seq = p.seq
+    ORDER BY p.depth DESC"""
+
+
+PAGE_TO_ID = path_page(ID_ANCHOR)
+PAGE_TO_LATEST = path_page(LATEST_ANCHOR)

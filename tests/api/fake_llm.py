@@ -3,7 +3,6 @@ It implements memory_core.llm's LLMClient protocol, so the engine's real turn lo
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -51,9 +50,9 @@ def install(monkeypatch: Any) -> None:
 
 def patch_for_subprocess() -> None:
     """For a server in another process (the daphne test), before Django starts: the app
-    hands the engine this factory instead of the one built from settings."""
-    import sessions_app.engine_config
+    hands the engine this factory instead of the one built from settings, paced by the
+    setting that paces the offline demo model (ARBOR_DEMO_STREAM_DELAY)."""
+    import sessions_app.engine_config as engine_config
 
-    delay = float(os.environ.get("ARBOR_FAKE_LLM_DELAY", "0"))
-    sessions_app.engine_config.llm_from_settings = (  # type: ignore[assignment]
-        lambda: FakeLLM(delay))
+    engine_config.llm_from_settings = (  # type: ignore[assignment]
+        lambda: FakeLLM(engine_config.demo_stream_delay()))

@@ -23,7 +23,7 @@ LAUNCH = (
 
 @pytest.fixture
 def daphne(transactional_db, tmp_path):
-    with running_daphne(tmp_path, env={"ARBOR_FAKE_LLM_DELAY": str(DELAY)},
+    with running_daphne(tmp_path, env={"ARBOR_DEMO_STREAM_DELAY": str(DELAY)},
                         launch=LAUNCH) as base:
         yield base
 

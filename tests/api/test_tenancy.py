@@ -61,6 +61,8 @@ ENDPOINTS = [
     ("POST", "/sessions/{session}/tools/set_context",
      {"arguments": {"label": "notes", "content": "stolen"}}),
     ("POST", "/sessions/{session}/chat", {"content": "hello"}),
+    ("POST", "/sessions/{session}/chat", {"regenerate": "{message}"}),
+    ("POST", "/sessions/{session}/chat/stop", None),
     ("GET", "/sessions/{session}/export", None),
 ]
 

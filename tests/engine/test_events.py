@@ -61,7 +61,7 @@ def talk(session: Session, n: int) -> list[Any]:
 # Reads: public methods that write nothing a subscriber sees.
 SESSION_READS = {
     "get_message", "get_history", "get_latest_leaf", "get_branches", "get_path_length",
-    "get_tree", "get_message_count", "search", "get_compactions", "compaction_status",
+    "get_newest_leaf_under", "get_path_page", "get_tree", "get_message_count", "search", "get_compactions", "compaction_status",
     "get_context_block", "get_context_blocks", "get_context_entry", "system_prompt_status",
     "get_loaded_skills", "tools",
     # Stores the prompt on first use only; the bytes are what a render gives, nothing changes.
@@ -102,6 +102,10 @@ def _session_writes(s: Session) -> dict[str, Any]:
             compaction_id()),
         "chat": lambda: s.chat("remember that I like tea"),
         "achat": None,  # the async twin of chat: runs the same turn (test_async_twins)
+        "regenerate": lambda: (lambda answer: (s.take_events(), s.regenerate(answer.id)))(
+            s.chat("hello there")),
+        "aregenerate": None,  # the async twin of regenerate (test_async_twins)
+        "request_stop": lambda: (s.set_status("thinking"), s.take_events(), s.request_stop()),
         "compact": lambda: (talk(s, 12), s.take_events(), s.compact()),
         "replace_context_block": lambda: s.replace_context_block("memory", "x"),
         "append_context_block": lambda: s.append_context_block("memory", "y"),
@@ -134,7 +138,7 @@ def test_every_public_session_method_is_a_classified_read_or_write(mgr, sink):
 SESSION_WRITES = [
     "append_message", "upsert_message", "update_message", "append_messages",
     "delete_messages", "clear_messages", "add_compaction", "remove_compaction", "chat",
-    "compact", "replace_context_block", "append_context_block", "set_context_entry",
+    "regenerate", "request_stop", "compact", "replace_context_block", "append_context_block", "set_context_entry",
     "add_context", "remove_context", "refresh_system_prompt", "load_skill", "unload_skill",
     "set_status"]
 

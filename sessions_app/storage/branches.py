@@ -1,0 +1,76 @@
+"""Branch navigation reads, for branch switchers and chat views that page up a long path:
+the newest leaf under a message, and a page of a path with each message's place among
+its siblings. Each is a fixed number of queries (one, or two for a
+page above before_id), however long the path or big the tree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+
+from memory_core.errors import NotFound
+from memory_core.messages import Message
+from memory_core.tree import PathPage, SiblingInfo
+
+from .. import dialects
+from . import sql
+from .paths import find, leaf, row_message
+
+
+def _missing(session_id: str, message_id: str) -> NotFound:
+    return NotFound(f"message {message_id} not found in session {session_id}")
+
+
+class Branches:
+    """Reads of the tree's shape around one path."""
+
+    def newest_leaf_under(self, session_id: str, message_id: str) -> Message:
+        with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
+            cur.execute(sql.NEWEST_LEAF_UNDER, [session_id, message_id])
+            row = cur.fetchone()
+        if row is None:
+            raise _missing(session_id, message_id)
+        return row_message(row)
+
+    def path_page(
+        self, session_id: str, leaf_id: str | None, *, limit: int, before_id: str | None
+    ) -> PathPage:
+        with connection.cursor() as cur:
+            dialects.current().fast_reads(cur)
+            if before_id is not None:
+                # The messages before before_id on any path through it are its ancestors:
+                # depth 0 is before_id itself (it tells a missing id from a root).
+                cur.execute(sql.PAGE_TO_ID, [session_id, before_id, limit + 1, session_id])
+                rows = cur.fetchall()
+                if not rows:
+                    raise _missing(session_id, before_id)
+                rows = rows[:-1]
+                page_leaf = self._leaf_id(cur, session_id, leaf_id)
+            elif leaf_id is not None:
+                cur.execute(sql.PAGE_TO_ID, [session_id, leaf_id, limit, session_id])
+                rows = cur.fetchall()
+                if not rows:
+                    raise _missing(session_id, leaf_id)
+                page_leaf = leaf_id
+            else:
+                cur.execute(sql.PAGE_TO_LATEST, [session_id, limit, session_id])
+                rows = cur.fetchall()
+                page_leaf = rows[-1][0] if rows else None
+        has_more = len(rows) > limit
+        rows = rows[-limit:]
+        return PathPage(
+            messages=[row_message(r) for r in rows], has_more=has_more, leaf_id=page_leaf,
+            siblings={r[0]: SiblingInfo(int(r[8]), int(r[9]), r[10], r[11]) for r in rows})
+
+    @staticmethod
+    def _leaf_id(cur: Any, session_id: str, leaf_id: str | None) -> str | None:
+        """The page's leaf when the page was read above before_id: the one given (which
+        must exist), else the latest."""
+        if leaf_id is None:
+            latest = leaf(cur, session_id)
+            return latest[1] if latest else None
+        if leaf_id not in find(cur, session_id, [leaf_id]):
+            raise _missing(session_id, leaf_id)
+        return leaf_id
