@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # "3 minutes ago" in the session list
     "channels",
     "django_htmx",
     "ninja",  # serves the API docs page's assets locally instead of from a CDN
@@ -120,7 +121,9 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = os.environ.get("ARBOR_STATIC_ROOT") or None
 
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
 
 # --- Security (manage.py check --deploy) -----------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

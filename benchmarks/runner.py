@@ -12,7 +12,7 @@ from django.db import connection
 from memory_core import SessionManager
 from sessions_app.models import Agent
 
-from . import cases, drift, extras, live
+from . import cases, drift, extras, live, ui
 from .baseline import open_baseline
 from .cases import Bench, Sizes
 from .memory import memory
@@ -65,6 +65,8 @@ def run(
         results += extras.compaction(bench)
         step("JSON API: append and history over HTTP")
         results += extras.http(bench)
+        step("chat page: a long session beside a short one")
+        results += ui.chat_page(bench)
         step("live events: WebSocket subscribers and fan-out")
         results += live.live(bench)
         step("done")

@@ -120,7 +120,7 @@ def _publish_now(frame: dict[str, Any]) -> None:
     the layer (a slow or absent Redis loses only the live copy; the outbox keeps it for
     `resume`). Frames of one process go out in the order they were handed over."""
     try:
-        loop = _server_loop()
+        loop = server_loop()
         if loop is None and isinstance(get_channel_layer(), InMemoryChannelLayer | None):
             # Its subscribers live on this process's server loop, which this thread is
             # not running for (a management command, a plain sync caller): nobody to tell.
@@ -186,11 +186,25 @@ def _publisher(loop: asyncio.AbstractEventLoop | None) -> _Publisher:
         return publisher
 
 
-def _server_loop() -> asyncio.AbstractEventLoop | None:
+_thread_loop = threading.local()
+
+
+def use_loop(loop: asyncio.AbstractEventLoop | None) -> None:
+    """Publish this thread's frames on `loop` (a thread the server started, e.g. a chat
+    turn run in the background, whose subscribers live on the server's loop)."""
+    _thread_loop.loop = loop
+
+
+def server_loop() -> asyncio.AbstractEventLoop | None:
+    """The ASGI server's event loop when this thread serves it (or was bound to it with
+    `use_loop`), else None."""
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
         pass
+    bound = getattr(_thread_loop, "loop", None)
+    if bound is not None and bound.is_running():
+        return cast(asyncio.AbstractEventLoop, bound)
     local = SyncToAsync.threadlocal
     loop = getattr(local, "main_event_loop", None)
     if (loop is not None and getattr(local, "main_event_loop_pid", None) == os.getpid()

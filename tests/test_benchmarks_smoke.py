@@ -24,7 +24,7 @@ KEYS = {
     "search_session", "search_agent", "prompt_render", "set_context", "compaction_check",
     "compaction_check_queries", "history_10_overlays", "http_append", "http_history",
     "live_append_10", "live_append_100", "live_append_100_burst", "fan_out_one_p50",
-    "fan_out_one_p99",
+    "fan_out_one_p99", "chat_page",
 }
 ACROSS_WORKERS = {"fan_out_two_p50", "fan_out_two_p99"}  # only where Redis answers
 

@@ -39,11 +39,13 @@ def test_debug_is_off_unless_asked_for(tmp_path):
     assert settings_in_subprocess(ARBOR_SECRET_KEY_FILE=key_file, ARBOR_DEBUG="1")[1] == "True"
 
 
-def test_home_page_links_admin_api_docs_and_health(client):
+@pytest.mark.django_db
+def test_home_asks_a_stranger_to_sign_in_and_the_sign_in_page_links_the_api_docs(client):
     response = client.get("/")
-    assert response.status_code == 200
-    html = response.content.decode()
-    for link in ('href="/admin/"', 'href="/api/v1/docs"', 'href="/health"'):
+    assert response.status_code == 302 and response["Location"] == "/login/?next=/"
+    html = client.get(response["Location"]).content.decode()
+    assert 'name="username"' in html and 'name="password"' in html
+    for link in ('href="/admin/"', 'href="/api/v1/docs"'):
         assert link in html
 
 

@@ -65,8 +65,8 @@ class Command(BaseCommand):
         if password:
             # Printed after commit, and only once: it is stored hashed.
             self.stdout.write(self.style.SUCCESS(
-                f"Log into /admin/ as {USERNAME!r} with password {password!r} "
-                "(shown only this once)."
+                f"Sign in at / (the chat UI) and /admin/ as {USERNAME!r} with password "
+                f"{password!r} (shown only this once)."
             ))
 
     def _api_key(self, agent: Agent) -> str | None:

@@ -1,0 +1,30 @@
+"""The browser UI's URLs (SPEC §11); the JSON API lives under /api/v1."""
+
+from __future__ import annotations
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from .views import actions, chat, home
+
+S = "sessions/<str:session_id>/"
+M = S + "messages/<str:message_id>/"
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("search/", home.search, name="search"),
+    path("sessions/new", home.create_session, name="session-create"),
+    path(S, chat.chat, name="chat"),
+    path(S + "older", chat.older, name="chat-older"),
+    path(S + "rename", home.rename_session, name="session-rename"),
+    path(S + "delete", home.delete_session, name="session-delete"),
+    path(S + "send", actions.send, name="chat-send"),
+    path(S + "stop", actions.stop, name="chat-stop"),
+    path(M, chat.message, name="chat-message"),
+    path(M + "edit", actions.edit, name="message-edit"),
+    path(M + "branch", actions.branch, name="message-branch"),
+    path(M + "regenerate", actions.regenerate, name="message-regenerate"),
+    path(M + "fork", actions.fork, name="message-fork"),
+]

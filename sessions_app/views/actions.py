@@ -1,0 +1,144 @@
+"""What a person does to a conversation: send, edit, branch, regenerate, fork, stop.
+
+Turns run in the background (`turns.py`); the request answers 202 at once and the page
+follows the answer through live events. A second turn while one runs is refused (409):
+the page disables those actions meanwhile, this guards the server side.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from memory_core import InvalidInput, NotFound, Session
+from memory_core.limits import MAX_NAME
+
+from .. import access, models, turns
+from .chat import message_context
+from .common import session_or_404, session_row_or_404
+from .home import _go
+
+BUSY = ("thinking", "compacting")
+
+
+def _text(request: HttpRequest) -> str | None:
+    content = request.POST.get("content", "")
+    return content if content.strip() else None
+
+
+def _busy(session: Session) -> HttpResponse | None:
+    status = models.Session.objects.filter(id=session.id).values_list("status", flat=True).first()
+    if status in BUSY:
+        return HttpResponse("The assistant is still answering: stop it or wait.", status=409)
+    return None
+
+
+def _accepted(message_id: str | None = None) -> HttpResponse:
+    response = HttpResponse(status=202)
+    if message_id:
+        response["X-Arbor-Message"] = message_id
+    return response
+
+
+@require_POST
+@login_required
+def send(request: HttpRequest, session_id: str) -> HttpResponse:
+    """A user message under the branch on screen (`parent_id`, its leaf), then the answer."""
+    session = session_or_404(request, session_id)
+    content = _text(request)
+    if content is None:
+        return HttpResponse("Write a message first.", status=422)
+    parent_id = request.POST.get("parent_id") or None
+    if parent_id is not None and session.get_message(parent_id) is None:
+        return HttpResponse("The branch you were on is gone; reload the page.", status=409)
+    busy = _busy(session)
+    if busy:
+        return busy
+    turns.start(lambda: session.chat(content, parent_id=parent_id, stream=True),
+                name=session.id)
+    return _accepted()
+
+
+@require_POST
+@login_required
+def edit(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
+    """Save: the message's text replaced in place (its other parts kept)."""
+    session = session_or_404(request, session_id)
+    found = session.get_message(message_id)
+    content = _text(request)
+    if found is None:
+        return HttpResponse("No such message.", status=404)
+    if content is None:
+        return HttpResponse("A message cannot be empty.", status=422)
+    parts = [p for p in found.parts if p.get("type") != "text"]
+    updated = session.update_message({"id": found.id, "role": found.role,
+                                      "parts": [{"type": "text", "text": content}, *parts],
+                                      "metadata": {**found.metadata, "edited": True}})
+    return render(request, "arbor/_message.html", message_context(session, updated))
+
+
+@require_POST
+@login_required
+def branch(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
+    """Send as new branch: a sibling of this user message (a new root for the first
+    message), then a new answer."""
+    session = session_or_404(request, session_id)
+    found = session.get_message(message_id)
+    content = _text(request)
+    if found is None:
+        return HttpResponse("No such message.", status=404)
+    if content is None:
+        return HttpResponse("A message cannot be empty.", status=422)
+    busy = _busy(session)
+    if busy:
+        return busy
+    parent_id = found.parent_id
+    if parent_id is None:
+        turns.start(lambda: session.chat(content, root=True, stream=True), name=session.id)
+    else:
+        turns.start(lambda: session.chat(content, parent_id=parent_id, stream=True),
+                    name=session.id)
+    return _accepted()
+
+
+@require_POST
+@login_required
+def regenerate(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
+    """A new answer beside this assistant message, under the same parent."""
+    session = session_or_404(request, session_id)
+    found = session.get_message(message_id)
+    if found is None:
+        return HttpResponse("No such message.", status=404)
+    if found.role != "assistant":
+        return HttpResponse("Only an assistant message can be regenerated.", status=422)
+    busy = _busy(session)
+    if busy:
+        return busy
+    turns.start(lambda: session.regenerate(found.id, stream=True), name=session.id)
+    return _accepted()
+
+
+@require_POST
+@login_required
+def fork(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
+    """A new session holding the path up to and including this message; opens it."""
+    row = session_row_or_404(request, session_id)
+    name = (request.POST.get("name") or f"{row.name or 'Untitled'} (fork)")[:MAX_NAME]
+    try:
+        info = access.manager_for(row.agent_id).fork(row.id, message_id, name)
+    except NotFound:
+        return HttpResponse("No such message.", status=404)
+    except InvalidInput as exc:
+        return HttpResponse(str(exc), status=422)
+    return _go(request, reverse("chat", args=[info.id]))
+
+
+@require_POST
+@login_required
+def stop(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = session_or_404(request, session_id)
+    session.request_stop()
+    return _accepted()

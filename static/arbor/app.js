@@ -1,0 +1,14 @@
+// Site-wide keyboard shortcuts: Ctrl+K (or Cmd+K) search, "?" this help.
+(function () {
+  "use strict";
+  const typing = (el) => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "k") {
+      const search = document.getElementById("search-q");
+      if (search) { event.preventDefault(); search.focus(); search.select(); }
+    } else if (event.key === "?" && !typing(document.activeElement)) {
+      const help = document.getElementById("shortcuts");
+      if (help && !help.open) { event.preventDefault(); help.showModal(); }
+    }
+  });
+})();

@@ -1,0 +1,139 @@
+"""The browser UI's views through Django's test client (the browser tests in tests/ui
+drive the same pages in chromium): login, ownership, the session list, the chat page and
+its fragments, bad input."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from memory_core import SessionManager
+from sessions_app import models
+from tests.conftest import make_agent
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def alice():
+    agent = make_agent("alice", "Helper")
+    return {"agent": agent, "manager": SessionManager.for_agent(agent)}
+
+
+@pytest.fixture
+def browser(alice) -> Client:
+    client = Client()
+    client.force_login(alice["agent"].owner)
+    return client
+
+
+def test_every_page_asks_a_stranger_to_sign_in(alice):
+    sid = alice["manager"].create("x").id
+    for url in ("/", f"/sessions/{sid}/", "/search/?q=x"):
+        response = Client().get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_home_lists_only_my_sessions_newest_first(alice, browser):
+    manager = alice["manager"]
+    older, newer = manager.create("older").id, manager.create("newer").id
+    manager.append(older, {"role": "user", "content": "bump"})  # now the newest
+    SessionManager.for_agent(make_agent("bob", "Bob's")).create("bob's secret")
+    html = browser.get("/").content.decode()
+    assert html.index(f"s-{older}") < html.index(f"s-{newer}")
+    assert "bob&#x27;s secret" not in html and "bob's secret" not in html
+
+
+def test_home_pages_with_a_cursor_and_refuses_a_forged_one(alice, browser):
+    for i in range(55):
+        alice["manager"].create(f"s{i}")
+    first = browser.get("/").content.decode()
+    assert first.count('<tr id="s-') == 50 and "Older sessions" in first
+    cursor = first.split("cursor=", 1)[1].split('"', 1)[0].split("&", 1)[0]
+    rest = browser.get(f"/?cursor={cursor}", HTTP_HX_REQUEST="true").content.decode()
+    assert rest.count('<tr id="s-') == 5
+    assert browser.get("/?cursor=garbage").status_code == 400
+
+
+def test_create_rename_delete(alice, browser):
+    response = browser.post("/sessions/new", {"agent": alice["agent"].id, "name": "Plan"})
+    sid = response["Location"].strip("/").split("/")[-1]
+    assert models.Session.objects.get(id=sid).name == "Plan"
+    browser.post(f"/sessions/{sid}/rename", {"name": "Renamed"})
+    assert models.Session.objects.get(id=sid).name == "Renamed"
+    assert browser.post(f"/sessions/{sid}/rename", {"name": "  "}).status_code == 422
+    browser.post(f"/sessions/{sid}/delete")
+    assert not models.Session.objects.filter(id=sid).exists()
+
+
+def test_another_users_session_and_agent_answer_404(alice, browser):
+    bob = SessionManager.for_agent(make_agent("bob", "Bob's"))
+    theirs = bob.create("private").id
+    m = bob.append(theirs, {"role": "user", "content": "secret"})
+    for url in (f"/sessions/{theirs}/", f"/sessions/{theirs}/messages/{m.id}/",
+                f"/sessions/{theirs}/older?before={m.id}"):
+        assert browser.get(url).status_code == 404
+    for url in (f"/sessions/{theirs}/rename", f"/sessions/{theirs}/delete",
+                f"/sessions/{theirs}/send", f"/sessions/{theirs}/messages/{m.id}/fork"):
+        assert browser.post(url, {"name": "x", "content": "x"}).status_code == 404
+    assert browser.post("/sessions/new", {"agent": bob.agent_id}).status_code == 404
+    assert models.Session.objects.get(id=theirs).name == "private"
+
+
+def test_forms_need_the_csrf_token(alice):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice["agent"].owner)
+    assert client.post("/sessions/new", {"agent": alice["agent"].id}).status_code == 403
+
+
+def test_the_chat_page_shows_the_branch_with_switchers(alice, browser):
+    manager = alice["manager"]
+    sid = manager.create("chat").id
+    q, a1 = manager.append_all(sid, [{"role": "user", "content": "question"},
+                                     {"role": "assistant", "content": "first **answer**"}])
+    a2 = manager.append(sid, {"role": "assistant", "content": "second answer"}, parent_id=q.id)
+    html = browser.get(f"/sessions/{sid}/").content.decode()
+    assert f'id="m-{a2.id}"' in html and f'id="m-{a1.id}"' not in html  # the latest leaf
+    assert 'aria-label="Previous branch"' in html and ">2/2<" in html
+    html = browser.get(f"/sessions/{sid}/?leaf={a1.id}").content.decode()
+    assert f'id="m-{a1.id}"' in html and "<strong>answer</strong>" in html and ">1/2<" in html
+    assert browser.get(f"/sessions/{sid}/?leaf=nope").status_code == 404
+
+
+def test_the_chat_page_costs_the_same_queries_for_a_long_session(alice, browser):
+    manager = alice["manager"]
+    counts = []
+    for n in (10, 300):
+        sid = manager.create(f"n{n}").id
+        manager.append_all(sid, [{"role": "user" if i % 2 == 0 else "assistant",
+                                  "content": f"m{i}"} for i in range(n)])
+        browser.get(f"/sessions/{sid}/")  # the login session row exists by now
+        with CaptureQueriesContext(connection) as ctx:
+            html = browser.get(f"/sessions/{sid}/").content.decode()
+        counts.append(len(ctx.captured_queries))
+        assert html.count('<article id="m-') == min(n, 50)
+    assert counts[0] == counts[1]
+
+
+def test_older_messages_load_above_the_first_one_shown(alice, browser):
+    manager = alice["manager"]
+    sid = manager.create("long").id
+    ids = [m.id for m in manager.append_all(sid, [{"role": "user", "content": f"m{i}"}
+                                                   for i in range(120)])]
+    html = browser.get(f"/sessions/{sid}/").content.decode()
+    assert f'id="m-{ids[70]}"' in html and f'id="m-{ids[69]}"' not in html
+    older = browser.get(f"/sessions/{sid}/older?leaf={ids[-1]}&before={ids[70]}").content.decode()
+    assert f'id="m-{ids[69]}"' in older and f'id="m-{ids[20]}"' in older
+    assert f'id="m-{ids[19]}"' not in older and "Load earlier messages" in older
+
+
+def test_search_marks_matches_and_links_the_branch(alice, browser):
+    manager = alice["manager"]
+    sid = manager.create("fruit").id
+    q, hit = manager.append_all(sid, [{"role": "user", "content": "pick one"},
+                                      {"role": "assistant", "content": "A pomegranate."}])
+    html = browser.get("/search/?q=pomegranate", HTTP_HX_REQUEST="true").content.decode()
+    assert "<mark>" in html and f"/sessions/{sid}/?leaf={hit.id}#m-{hit.id}" in html
+    assert "<script" not in browser.get("/search/?q=<script>alert(1)</script>").content.decode().split("<main", 1)[1].split("</main>")[0]
