@@ -6,6 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .views import actions, chat, home
+from .views import inspector as inspector_pages
 
 S = "sessions/<str:session_id>/"
 M = S + "messages/<str:message_id>/"
@@ -22,6 +23,11 @@ urlpatterns = [
     path(S + "delete", home.delete_session, name="session-delete"),
     path(S + "send", actions.send, name="chat-send"),
     path(S + "stop", actions.stop, name="chat-stop"),
+    path(S + "prompt/", inspector_pages.panel, name="prompt-panel"),
+    path(S + "prompt/diff", inspector_pages.prompt_diff, name="prompt-diff"),
+    path(S + "prompt/refresh", inspector_pages.refresh_prompt, name="prompt-refresh"),
+    path(S + "prompt/blocks/<str:label>", inspector_pages.edit_block, name="prompt-block"),
+    path(S + "prompt/blocks/<str:label>/unload", inspector_pages.unload_skill, name="prompt-unload"),
     path(M, chat.message, name="chat-message"),
     path(M + "edit", actions.edit, name="message-edit"),
     path(M + "branch", actions.branch, name="message-branch"),
