@@ -11,17 +11,23 @@ from collections import Counter
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.utils import quote, unquote
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import Count, F, QuerySet, Sum
-from django.http import HttpRequest
-from django.urls import reverse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import URLPattern, path, reverse
+from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
+from django.views.decorators.http import require_POST
 
-from memory_core import InvalidInput, NotFound, SessionManager
+from memory_core import ArborError, InvalidInput, NotFound, SessionManager
 from memory_core import Session as EngineSession
 from memory_core.context import specs_from_templates
+from memory_core.limits import ROLES
 from memory_core.tree import TreeRow, depth_order, preview
 
 from . import models
@@ -29,6 +35,9 @@ from .agents import delete_agent
 
 MAX_TREE_ROWS = 500  # the change page stays usable for long sessions
 MAX_INDENT = 40  # deeper levels keep this indent; the depth column still tells
+MAX_CHILDREN = 100  # a message page lists this many children; the rest are one link away
+MAX_BLOCK_CHARS = 2000  # of a block's content on the session page
+COUNT_CAP = 10_000  # list pages count at most this many rows (then say "more than")
 
 
 def _engine(row: models.Session) -> EngineSession:
@@ -42,6 +51,59 @@ def _count(n: int, one: str, many: str) -> str:
 def _summary(model: Any, lines: list[str], counts: dict[str, int]) -> tuple[Any, ...]:
     """get_deleted_objects' answer without the ORM walking every message row."""
     return lines, {str(model._meta.verbose_name_plural): len(lines), **counts}, set(), []
+
+
+# ------------------------------------------------------------------ list pages
+class CappedPaginator(Paginator):
+    """Counts at most COUNT_CAP + 1 rows: an unfiltered list of a huge table costs one
+    bounded query, not a COUNT(*) over the table. `capped` says the count stopped."""
+
+    @cached_property
+    def count(self) -> int:
+        return int(self.object_list[:COUNT_CAP + 1].count())
+
+    @property
+    def capped(self) -> bool:
+        return self.count > COUNT_CAP
+
+
+class InputFilter(admin.SimpleListFilter):
+    """A text box instead of a list of values, so the sidebar never enumerates a large
+    table (RelatedFieldListFilter reads every row of the related model, AllValues runs
+    SELECT DISTINCT over this one). The parameter is an exact lookup, e.g. session__id__exact."""
+
+    template = "admin/arbor_input_filter.html"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return []
+
+    def has_output(self) -> bool:
+        return True
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        return queryset.filter(**{self.parameter_name: value}) if value else queryset
+
+    def choices(self, changelist: Any) -> Any:
+        yield {
+            "name": self.parameter_name, "value": self.value() or "",
+            "keep": [(k, v) for k, v in changelist.params.items() if k != self.parameter_name],
+            "clear": changelist.get_query_string(remove=[self.parameter_name]),
+        }
+
+
+def input_filter(lookup: str, title: str) -> type[InputFilter]:
+    name = lookup.replace("__", "_").title().replace("_", "") + "Filter"
+    return type(name, (InputFilter,), {"parameter_name": lookup, "title": title})
+
+
+class LargeTableAdmin(admin.ModelAdmin):
+    """List pages of tables that grow without bound: no second COUNT(*) of the whole
+    table, no facet counts, a capped count for the paginator."""
+
+    show_full_result_count = False
+    show_facets = admin.ShowFacets.NEVER
+    paginator = CappedPaginator
 
 
 # ------------------------------------------------------------------ tree display
@@ -120,6 +182,88 @@ def compactions_html(session: EngineSession) -> SafeString:
     )))
 
 
+def _kind(block: Any) -> str:
+    if block.is_skill:
+        return "skill"
+    if block.is_searchable:
+        return "search"
+    return "writable" if block.writable else "readonly"
+
+
+def _block_content(text: str) -> SafeString:
+    cut = text[:MAX_BLOCK_CHARS] + ("…" if len(text) > MAX_BLOCK_CHARS else "")
+    return format_html("<details><summary>{}</summary><pre>{}</pre></details>",
+                       preview(text) or "(empty)", cut)
+
+
+def _block_spec(spec: dict[str, Any] | None) -> SafeString | str:
+    if spec is None:
+        return "declared in code or by the agent"
+    return format_html("<details><summary>{}</summary><pre>{}</pre></details>",
+                       f"scope {spec.get('scope') or 'session'}",
+                       json.dumps(spec, indent=2, ensure_ascii=False))
+
+
+def blocks_html(session: EngineSession) -> SafeString:
+    """The session's blocks as the agent sees them (agent-scope and code-declared ones
+    too), each with its stored spec (SessionBlock); removed blocks are listed after.
+    Read-only: blocks change through the engine, which checks budgets and kinds."""
+    stored = {b.label: b for b in models.SessionBlock.objects.filter(session_id=session.id)}
+    try:
+        blocks = session.get_context_blocks()
+    except ArborError as exc:  # e.g. a files= block whose storage is gone
+        return format_html("<p>Cannot read the blocks: {}</p>", exc.detail)
+    rows = [(b.label, _kind(b), b.tokens, b.max_tokens or "none", b.description or "",
+             _block_content(b.content),
+             _block_spec(stored[b.label].spec if b.label in stored else None))
+            for b in blocks]
+    shown = {b.label for b in blocks}
+    rows += [(b.label, "removed", "", b.spec.get("max_tokens") or "none",
+              b.spec.get("description") or "", "", _block_spec(b.spec))
+             for b in stored.values() if b.label not in shown]
+    if not rows:
+        return format_html("<p>{}</p>", "No blocks.")
+    return format_html(
+        '<table class="arbor-blocks"><thead><tr><th>label</th><th>kind</th><th>tokens</th>'
+        "<th>budget</th><th>description</th><th>content</th><th>spec</th></tr></thead>"
+        "<tbody>{}</tbody></table>",
+        format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                         "<td>{}</td><td>{}</td></tr>", rows),
+    )
+
+
+def prompt_html(session: EngineSession) -> SafeString:
+    try:
+        status = session.system_prompt_status()
+    except ArborError as exc:
+        return format_html("<p>{}</p>", exc.detail)
+    if not status.frozen:
+        return format_html("<p>{}</p>", "Not frozen yet (the next turn freezes it).")
+    changed = ", ".join(status.changed_blocks) or "none"
+    return format_html("<p>Frozen at {}; {}. Changed blocks: {}.</p>",
+                       status.frozen_at.isoformat() if status.frozen_at else "?",
+                       "up to date" if status.up_to_date else "stale: Refresh prompt shows the"
+                       " current blocks", changed)
+
+
+def children_html(message: models.Message) -> SafeString:
+    """Links to a message's children, oldest first; more than MAX_CHILDREN link on."""
+    rows = list(models.Message.objects.filter(parent_seq=message.seq).order_by("seq")
+                .values_list("seq", "message_id", "role", "text")[:MAX_CHILDREN + 1])
+    if not rows:
+        return format_html("<p>{}</p>", "None (a leaf).")
+    items = format_html_join("", '<li><a href="{}">{}</a> <strong>{}</strong> {}</li>', (
+        (reverse("admin:sessions_app_message_change", args=[seq]), mid, role, preview(text))
+        for seq, mid, role, text in rows[:MAX_CHILDREN]))
+    if len(rows) <= MAX_CHILDREN:
+        return format_html("<p>{}</p><ul>{}</ul>", _count(len(rows), "child", "children"), items)
+    total = models.Message.objects.filter(parent_seq=message.seq).count()
+    url = reverse("admin:sessions_app_message_changelist")
+    return format_html('<p>The first {} of {} children.</p><ul>{}</ul><p><a href="{}?{}">{}</a></p>',
+                       MAX_CHILDREN, total, items, url, urlencode({"parent_seq": message.seq}),
+                       "All children")
+
+
 # ------------------------------------------------------------------------ admins
 class AgentForm(forms.ModelForm):
     class Meta:
@@ -137,10 +281,11 @@ class AgentForm(forms.ModelForm):
 
 
 @admin.register(models.Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(LargeTableAdmin):
     form = AgentForm
     list_display = ("name", "owner", "session_count", "created_at")
-    list_filter = ("owner",)
+    list_filter = (input_filter("owner__username__exact", "owner (username)"),)
+    raw_id_fields = ("owner",)
     search_fields = ("name",)
     readonly_fields = ("id", "created_at", "updated_at")
     list_select_related = ("owner",)
@@ -169,26 +314,31 @@ class AgentAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(LargeTableAdmin):
     list_display = ("display_name", "agent", "model", "source", "end_reason", "message_count",
                     "tokens", "cost", "updated_at")
-    list_filter = ("agent", "model", "source", "end_reason")
+    list_filter = (input_filter("agent__id__exact", "agent id"),
+                   input_filter("model__exact", "model"), input_filter("source__exact", "source"),
+                   input_filter("end_reason__exact", "end reason"))
     search_fields = ("name",)
     list_select_related = ("agent",)
     ordering = ("-updated_at",)
-    show_full_result_count = False
+    actions = ("refresh_prompt", "compact_now")
     # Only the name is editable (through SessionManager.rename); moving a session to
     # another agent would strand its search rows, and counters belong to the engine.
     readonly_fields = ("id", "agent", "parent_session", "model", "source", "end_reason",
                        "input_tokens", "output_tokens", "estimated_cost", "message_count",
                        "search_tokens", "created_at", "updated_at", "messages_link", "tree",
-                       "compactions")
+                       "compactions", "status", "compaction_error", "compaction_failed_at",
+                       "system_prompt", "context_blocks")
     fieldsets = (
         (None, {"fields": ("name", "id", "agent", "parent_session", "model", "source",
                            "end_reason")}),
         ("Usage", {"fields": ("input_tokens", "output_tokens", "estimated_cost",
                               "message_count", "search_tokens", "created_at", "updated_at")}),
-        ("Messages (read-only)", {"fields": ("messages_link", "tree", "compactions")}),
+        ("Context", {"fields": ("system_prompt", "context_blocks")}),
+        ("Messages (read-only)", {"fields": ("messages_link", "tree", "compactions", "status",
+                                             "compaction_error", "compaction_failed_at")}),
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -220,6 +370,65 @@ class SessionAdmin(admin.ModelAdmin):
     def compactions(self, obj: models.Session) -> SafeString:
         return compactions_html(_engine(obj))
 
+    @admin.display(description="system prompt")
+    def system_prompt(self, obj: models.Session) -> SafeString:
+        return prompt_html(_engine(obj))
+
+    @admin.display(description="blocks")
+    def context_blocks(self, obj: models.Session) -> SafeString:
+        return blocks_html(_engine(obj))
+
+    # ---------------------------------------------- engine operations (actions, buttons)
+    @admin.action(description="Refresh the system prompt", permissions=["change"])
+    def refresh_prompt(self, request: HttpRequest, queryset: QuerySet[models.Session]) -> None:
+        done = 0
+        for row in queryset:
+            try:
+                _engine(row).refresh_system_prompt()
+            except ArborError as exc:
+                self.message_user(request, f"{row}: {exc.detail}", messages.ERROR)
+            else:
+                done += 1
+        if done:
+            self.message_user(request, "Refreshed the system prompt of "
+                              f"{_count(done, 'session', 'sessions')}.", messages.SUCCESS)
+
+    @admin.action(description="Compact now", permissions=["change"])
+    def compact_now(self, request: HttpRequest, queryset: QuerySet[models.Session]) -> None:
+        for row in queryset:
+            try:
+                overlay = _engine(row).compact()
+            except ArborError as exc:  # CompactionError: the engine changed nothing
+                self.message_user(request, f"Compacting {row} failed: {exc.detail}",
+                                  messages.ERROR)
+            else:
+                if overlay is None:
+                    self.message_user(request, f"{row}: nothing to compact.", messages.INFO)
+                else:
+                    self.message_user(request, f"{row}: compacted {overlay.from_message_id} → "
+                                      f"{overlay.to_message_id}.", messages.SUCCESS)
+
+    def get_urls(self) -> list[URLPattern]:
+        def button(action: str, name: str) -> URLPattern:
+            def view(request: HttpRequest, object_id: str) -> HttpResponse:
+                return self._button(request, object_id, action)
+            return path(f"<path:object_id>/{name}/", self.admin_site.admin_view(
+                require_POST(view)), name=f"sessions_app_session_{action}")
+
+        return [button("refresh_prompt", "refresh-prompt"), button("compact_now", "compact"),
+                *super().get_urls()]
+
+    def _button(self, request: HttpRequest, object_id: str, action: str) -> HttpResponse:
+        """The change page's buttons run the list actions on one session."""
+        row = self.get_object(request, unquote(object_id))
+        if row is None:
+            raise Http404("no such session")
+        if not self.has_change_permission(request, row):
+            raise PermissionDenied
+        getattr(self, action)(request, self.get_queryset(request).filter(pk=row.pk))
+        return HttpResponseRedirect(reverse("admin:sessions_app_session_change",
+                                            args=[quote(row.pk)]))
+
     def save_model(self, request: HttpRequest, obj: models.Session, form: Any, change: bool) -> None:
         if change and "name" in form.changed_data:
             SessionManager.for_agent(obj.agent_id).rename(obj.id, form.cleaned_data["name"])
@@ -238,7 +447,7 @@ class SessionAdmin(admin.ModelAdmin):
             SessionManager.for_agent(agent_id).delete(session_id)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(LargeTableAdmin):
     """View and delete only; viewing follows the default view permission."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -248,25 +457,53 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class RoleFilter(admin.SimpleListFilter):
+    """The four roles, not SELECT DISTINCT role over every message."""
+
+    title = "role"
+    parameter_name = "role__exact"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(r, r) for r in ROLES]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        return queryset.filter(role=value) if value else queryset
+
+
 @admin.register(models.Message)
 class MessageAdmin(ReadOnlyAdmin):
     list_display = ("session", "message_id", "role", "text_preview", "created_at")
-    list_filter = ("role",)
+    list_filter = (input_filter("session__id__exact", "session id"), RoleFilter)
     search_fields = ("message_id", "text")
     list_select_related = ("session",)
     ordering = ("-seq",)
-    show_full_result_count = False
-    fields = readonly_fields = ("session", "message_id", "parent_message_id", "role",
-                                "created_at", "children", "text", "parts_json", "metadata_json")
+    fields = readonly_fields = ("session_link", "message_id", "parent", "role", "created_at",
+                                "children", "text", "parts_json", "metadata_json")
+
+    @admin.display(description="session")
+    def session_link(self, obj: models.Message) -> SafeString:
+        return format_html('<a href="{}">{}</a> ({})', reverse(
+            "admin:sessions_app_session_change", args=[quote(obj.session_id)]),
+            obj.session_id, obj.session.name or "unnamed")
+
+    @admin.display(description="parent")
+    def parent(self, obj: models.Message) -> SafeString:
+        if obj.parent_seq is None:
+            return format_html("{}", "none (a root)")
+        return format_html('<a href="{}">{}</a>', reverse(
+            "admin:sessions_app_message_change", args=[obj.parent_seq]), obj.parent_message_id)
 
     @admin.display(description="text")
     def text_preview(self, obj: models.Message) -> str:
         return preview(obj.text)
 
     @admin.display(description="children")
-    def children(self, obj: models.Message) -> str:
-        kids = _engine(obj.session).get_branches(obj.message_id)
-        return ", ".join(k.id for k in kids) or "none (leaf)"
+    def children(self, obj: models.Message) -> SafeString:
+        return children_html(obj)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[models.Message]:
+        return super().get_queryset(request).select_related("session")  # the change page too
 
     @admin.display(description="parts")
     def parts_json(self, obj: models.Message) -> SafeString:
@@ -297,6 +534,8 @@ class MessageAdmin(ReadOnlyAdmin):
 class CompactionAdmin(ReadOnlyAdmin):
     list_display = ("overlay_id", "session", "from_message_id", "to_message_id",
                     "summary_preview", "created_at")
+    list_filter = (input_filter("session__id__exact", "session id"),)
+    ordering = ("-seq",)
     search_fields = ("overlay_id", "summary")
     list_select_related = ("session",)
     fields = readonly_fields = ("overlay_id", "session", "from_message_id", "to_message_id",
@@ -339,17 +578,22 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(models.ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(LargeTableAdmin):
     """Keys are made here (the raw key is shown once, after saving) and revoked here;
     only a hash is stored, so a lost key is revoked and replaced, never recovered."""
 
     form = ApiKeyForm
-    list_display = ("prefix_display", "name", "user", "agent", "created_at", "revoked_at")
-    list_filter = ("revoked_at",)
+    list_display = ("prefix_display", "name", "user", "agent_limit", "created_at", "revoked_at")
+    list_filter = ("revoked_at", input_filter("user__username__exact", "user (username)"))
+    raw_id_fields = ("user", "agent")  # ids, not a select of every user and agent
     search_fields = ("name", "prefix", "user__username")
     list_select_related = ("user", "agent")
     readonly_fields = ("prefix_display", "created_at", "revoked_at")
     actions = ("revoke_keys",)
+
+    @admin.display(description="agent limit", ordering="agent__name")
+    def agent_limit(self, obj: models.ApiKey) -> str:
+        return str(obj.agent) if obj.agent_id else "all the user's agents"
 
     @admin.display(description="key")
     def prefix_display(self, obj: models.ApiKey) -> str:
@@ -365,8 +609,6 @@ class ApiKeyAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        from django.contrib import messages
-
         from .auth import create_key
 
         key, raw = create_key(obj.user, agent=obj.agent, name=obj.name)
