@@ -6,6 +6,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .views import actions, chat, home
+from .views import manage as manage_pages
+from .views import tree as tree_pages
 from .views import inspector as inspector_pages
 
 S = "sessions/<str:session_id>/"
@@ -28,6 +30,14 @@ urlpatterns = [
     path(S + "prompt/refresh", inspector_pages.refresh_prompt, name="prompt-refresh"),
     path(S + "prompt/blocks/<str:label>", inspector_pages.edit_block, name="prompt-block"),
     path(S + "prompt/blocks/<str:label>/unload", inspector_pages.unload_skill, name="prompt-unload"),
+    path(S + "tree/", tree_pages.tree, name="session-tree"),
+    path(S + "usage/", tree_pages.usage, name="session-usage"),
+    path(S + "export.json", manage_pages.export_json, name="session-export-json"),
+    path(S + "export.md", manage_pages.export_markdown, name="session-export-md"),
+    path("import/", manage_pages.import_page, name="session-import"),
+    path("keys/", manage_pages.keys, name="keys"),
+    path("keys/<int:key_id>/revoke", manage_pages.revoke_key, name="key-revoke"),
+    path("agents/<str:agent_id>/settings/", manage_pages.agent_settings, name="agent-settings"),
     path(M, chat.message, name="chat-message"),
     path(M + "edit", actions.edit, name="message-edit"),
     path(M + "branch", actions.branch, name="message-branch"),
