@@ -202,5 +202,10 @@
     }
   });
 
+  // Crossing 1024 px changes the default (a column, or a collapsed section).
+  window.matchMedia("(max-width: 1023px)").addEventListener("change", () => {
+    if (panel()) chrome(panel());
+  });
+
   load();
 })();

@@ -167,9 +167,9 @@ def test_staleness_counts_changed_blocks_and_the_diff_comes_before_the_refresh(a
 
     diff = browser.get(f"/sessions/{session.id}/prompt/diff").content.decode()
     assert "prefix cache" in diff
-    assert '<span class="d-del">-old fact</span>' in diff
-    assert '<span class="d-add">+new &lt;fact&gt;</span>' in diff
-    assert '<span class="d-add">+call mum</span>' in diff
+    assert '<span class="d-del">-old fact\n</span>' in diff
+    assert '<span class="d-add">+new &lt;fact&gt;\n</span>' in diff
+    assert '<span class="d-add">+call mum\n</span>' in diff
     assert api_prompt(alice) == frozen  # looking at the diff refreshes nothing
 
     expected = re.search(r'name="expected" value="([0-9a-f]+)"', diff).group(1)
