@@ -15,7 +15,8 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Count, F, QuerySet, Sum
+from django.db.models import Count, F, OuterRef, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
 from django.utils.functional import cached_property
@@ -60,7 +61,10 @@ class CappedPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return int(self.object_list[:COUNT_CAP + 1].count())
+        rows = self.object_list
+        if isinstance(rows, QuerySet):  # only the keys: annotations cost nothing here
+            rows = rows.values("pk")
+        return int(rows[:COUNT_CAP + 1].count())
 
     @property
     def capped(self) -> bool:
@@ -291,7 +295,11 @@ class AgentAdmin(LargeTableAdmin):
     list_select_related = ("owner",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[models.Agent]:
-        return super().get_queryset(request).annotate(_sessions=Count("sessions"))
+        # A count per agent on the page (the agent's index), not a GROUP BY over every session.
+        sessions = (models.Session.objects.filter(agent_id=OuterRef("pk")).order_by()
+                    .values("agent_id").annotate(n=Count("id")).values("n"))
+        return super().get_queryset(request).annotate(
+            _sessions=Coalesce(Subquery(sessions), 0))
 
     @admin.display(description="sessions", ordering="_sessions")
     def session_count(self, obj: models.Agent) -> SafeString:

@@ -57,3 +57,25 @@ def test_bulk_delete_reattaches_to_the_nearest_kept_ancestor(admin_client, manag
     assert _parents(branched) == {"a1": None, "u2": None, "a3": None}
     assert other.get_message("k") is not None
     assert models.Message.objects.count() == 4
+
+
+def test_change_page_links_the_parent_the_session_and_every_child(admin_client, branched):
+    html = admin_client.get(change_url("message", message_pk(branched, "u1"))).content.decode()
+    for child in ("a1", "a2", "a3"):
+        assert f'<a href="{change_url("message", message_pk(branched, child))}">{child}</a>' in html
+    assert "3 children" in html and "none (a root)" in html
+    assert f'<a href="{change_url("session", branched.id)}">{branched.id}</a>' in html
+    html = admin_client.get(change_url("message", message_pk(branched, "u2"))).content.decode()
+    assert f'<a href="{change_url("message", message_pk(branched, "a2"))}">a2</a>' in html
+    assert "None (a leaf)." in html
+
+
+def test_many_children_are_cut_with_a_link_to_all_of_them(admin_client, branched, monkeypatch):
+    monkeypatch.setattr("sessions_app.admin.MAX_CHILDREN", 2)
+    u1 = message_pk(branched, "u1")
+    html = admin_client.get(change_url("message", u1)).content.decode()
+    assert "The first 2 of 3 children." in html and ">a3</a>" not in html
+    url = reverse("admin:sessions_app_message_changelist")
+    assert f"{url}?parent_seq={u1}" in html
+    listed = admin_client.get(url, {"parent_seq": u1}).context["cl"].result_list
+    assert sorted(m.message_id for m in listed) == ["a1", "a2", "a3"]

@@ -64,3 +64,19 @@ def test_agent_delete_removes_its_sessions_and_search_rows(admin_client, agent, 
     assert not models.Agent.objects.filter(id=agent.id).exists()
     assert not models.Message.objects.filter(session_id=session.id).exists()
     assert manager.search("Lisbon") == []
+
+
+def test_session_page_shows_blocks_read_only(admin_client, session):
+    session.add_context("memory", description="Learned facts", max_tokens=500)
+    session.replace_context_block("memory", "Prefers window seats.")
+    session.add_context("gone", description="Old")
+    session.remove_context("gone")
+    html = admin_client.get(change_url("session", session.id)).content.decode()
+    table = html[html.index('<table class="arbor-blocks">'):]
+    table = table[:table.index("</table>")]
+    row = table[table.index("<td>memory</td>"):]
+    for cell in ("<td>writable</td>", "<td>500</td>", "Learned facts", "Prefers window seats.",
+                 "&quot;max_tokens&quot;: 500"):
+        assert cell in row[:row.index("</tr>")], cell
+    assert "<td>gone</td><td>removed</td>" in table
+    assert "<input" not in table and "<textarea" not in table
