@@ -208,6 +208,9 @@ def revoke_key(request: HttpRequest, key_id: int) -> HttpResponse:
 
 # ------------------------------------------------------------------ agent settings
 TEMPLATES = TypeAdapter(list[BlockTemplate])
+FIELD_NAMES = {"label": "Label", "kind": "Kind", "max_tokens": "Budget (tokens)",
+               "scope": "Scope", "description": "Description", "content": "Initial content",
+               "files": "Skill files folder"}
 
 
 def _rows_from_post(post: Any) -> list[dict[str, str]]:
@@ -250,7 +253,7 @@ def _validate(rows: list[dict[str, str]]) -> tuple[list[dict[str, Any]] | None, 
             loc = list(e["loc"])
             where = (f"Block {loc[0] + 1} ({rows[loc[0]]['label'].strip() or 'no label'})"
                      if loc and isinstance(loc[0], int) and loc[0] < len(rows) else "Blocks")
-            field = ".".join(str(p) for p in loc[1:]) or "block"
+            field = FIELD_NAMES.get(str(loc[1]), str(loc[1])) if len(loc) > 1 else "block"
             problems.append(f"{where}, {field}: {e['msg']}")
         return None, problems
     try:

@@ -127,9 +127,8 @@ class Outline:
         current = ' aria-current="true"' if r.id == self.leaf_id else ""
         fork = ""
         if r.child_count > 1:
-            fork = format_html(' <span class="badge fork-count" title="{} branches">⑂ {}'
-                               '<span class="visually-hidden"> branches</span></span>',
-                               r.child_count, r.child_count)
+            fork = format_html(' <span class="badge fork-count">{} branches</span>',
+                               r.child_count)
         return format_html(
             '<li class="{}" id="t-{}" data-message-id="{}"><a href="{}?{}#m-{}"{}>'
             '<span class="role">{}</span> <span class="preview">{}</span></a>{}</li>',

@@ -98,7 +98,7 @@ def test_tree_shows_every_message_marks_branch_points_and_highlights_the_branch(
     b = branched
     html = browser.get(f"/sessions/{b['sid']}/tree/?leaf={b['a2']}").content.decode()
     assert f'id="t-{b["q"]}"' in html and f'id="t-{b["a2"]}"' in html
-    assert "⑂ 2" in html  # the question has two answers
+    assert 'fork-count">2 branches<' in html  # the question has two answers
     assert f'href="/sessions/{b["sid"]}/?leaf={b["a2"]}#m-{b["a2"]}" aria-current="true"' in html
     # The other branch is closed and fetched when opened; its first message is named.
     assert f"under={b['a1']}" in html and "Morning flight &lt;script&gt;" in html
@@ -136,7 +136,7 @@ def test_tree_of_5000_messages_answers_quickly_in_a_fixed_number_of_queries(alic
     assert elapsed < 3.0, elapsed
     assert len(queries) <= 12, [q["sql"][:80] for q in queries]
     html = response.content.decode()
-    assert "⑂ 4" in html and html.count('class="lazy"') == 3  # closed side branches
+    assert 'fork-count">4 branches<' in html and html.count('class="lazy"') == 3  # closed side branches
 
 
 # ------------------------------------------------------------------ usage
@@ -234,7 +234,7 @@ def test_a_new_key_is_shown_once_and_stored_hashed(alice, browser):
     response = browser.post("/keys/", {"name": "laptop", "agent": alice["agent"].id})
     assert response.status_code == 201 and response["Cache-Control"] == "no-store"
     html = response.content.decode()
-    raw = html.split('id="new-key-value" class="key-value" readonly value="', 1)[1].split('"')[0]
+    raw = html.split('id="new-key-value"', 1)[1].split(">", 1)[1].split("</textarea>")[0]
     key = models.ApiKey.objects.get()
     assert key.key_hash == hash_key(raw) and raw not in (key.prefix, key.key_hash)
     assert key.agent_id == alice["agent"].id and key.name == "laptop"
@@ -309,11 +309,11 @@ def test_agent_settings_save_block_templates(alice, browser):
 
 
 @pytest.mark.parametrize(("rows", "words"), [
-    ([{"label": "bad label!", "kind": "writable"}], "label"),
-    ([{"label": "memory", "max_tokens": "lots"}], "max_tokens"),
-    ([{"label": "memory", "max_tokens": "-5"}], "max_tokens"),
+    ([{"label": "bad label!", "kind": "writable"}], "Label"),
+    ([{"label": "memory", "max_tokens": "lots"}], "Budget (tokens)"),
+    ([{"label": "memory", "max_tokens": "-5"}], "Budget (tokens)"),
     ([{"label": "memory"}, {"label": "memory"}], "unique"),
-    ([{"label": "memory", "kind": "magic"}], "kind"),
+    ([{"label": "memory", "kind": "magic"}], "Kind"),
 ])
 def test_agent_settings_refuse_bad_blocks_and_change_nothing(alice, browser, rows, words):
     agent = alice["agent"]
