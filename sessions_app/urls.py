@@ -6,9 +6,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .views import actions, chat, home
+from .views import inspector as inspector_pages
 from .views import manage as manage_pages
 from .views import tree as tree_pages
-from .views import inspector as inspector_pages
 
 S = "sessions/<str:session_id>/"
 M = S + "messages/<str:message_id>/"
@@ -25,11 +25,11 @@ urlpatterns = [
     path(S + "delete", home.delete_session, name="session-delete"),
     path(S + "send", actions.send, name="chat-send"),
     path(S + "stop", actions.stop, name="chat-stop"),
-    path(S + "prompt/", inspector_pages.panel, name="prompt-panel"),
-    path(S + "prompt/diff", inspector_pages.prompt_diff, name="prompt-diff"),
-    path(S + "prompt/refresh", inspector_pages.refresh_prompt, name="prompt-refresh"),
-    path(S + "prompt/blocks/<str:label>", inspector_pages.edit_block, name="prompt-block"),
-    path(S + "prompt/blocks/<str:label>/unload", inspector_pages.unload_skill, name="prompt-unload"),
+    path(S + "compact", actions.compact, name="chat-compact"),
+    path(S + "compactions/<str:compaction_id>/undo", actions.undo_compaction,
+         name="compaction-undo"),
+    path(S + "compactions/<str:compaction_id>/originals", chat.overlay_originals,
+         name="compaction-originals"),
     path(S + "tree/", tree_pages.tree, name="session-tree"),
     path(S + "usage/", tree_pages.usage, name="session-usage"),
     path(S + "export.json", manage_pages.export_json, name="session-export-json"),
@@ -38,6 +38,11 @@ urlpatterns = [
     path("keys/", manage_pages.keys, name="keys"),
     path("keys/<int:key_id>/revoke", manage_pages.revoke_key, name="key-revoke"),
     path("agents/<str:agent_id>/settings/", manage_pages.agent_settings, name="agent-settings"),
+    path(S + "prompt/", inspector_pages.panel, name="prompt-panel"),
+    path(S + "prompt/diff", inspector_pages.prompt_diff, name="prompt-diff"),
+    path(S + "prompt/refresh", inspector_pages.refresh_prompt, name="prompt-refresh"),
+    path(S + "prompt/blocks/<str:label>", inspector_pages.edit_block, name="prompt-block"),
+    path(S + "prompt/blocks/<str:label>/unload", inspector_pages.unload_skill, name="prompt-unload"),
     path(M, chat.message, name="chat-message"),
     path(M + "edit", actions.edit, name="message-edit"),
     path(M + "branch", actions.branch, name="message-branch"),

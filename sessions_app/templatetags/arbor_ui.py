@@ -22,3 +22,9 @@ def message_html(message: Any) -> SafeString:
 def snippet(text: str) -> SafeString:
     """A search snippet with its matched words in <mark>, everything else escaped."""
     return rendering.snippet_html(text or "")
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    """Markdown text (a summary, say) as safe HTML."""
+    return rendering.render_markdown(text or "")

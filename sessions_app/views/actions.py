@@ -7,6 +7,9 @@ the page disables those actions meanwhile, this guards the server side.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -36,6 +39,13 @@ def _busy(session: Session) -> HttpResponse | None:
     return None
 
 
+def _start_turn(session: Session, turn: Callable[[], Any]) -> None:
+    """Announce `thinking` before the request answers (so the page disables what would
+    race the turn at once), then run the turn in the background."""
+    session.set_status("thinking")
+    turns.start(turn, name=session.id)
+
+
 def _accepted(message_id: str | None = None) -> HttpResponse:
     response = HttpResponse(status=202)
     if message_id:
@@ -57,8 +67,7 @@ def send(request: HttpRequest, session_id: str) -> HttpResponse:
     busy = _busy(session)
     if busy:
         return busy
-    turns.start(lambda: session.chat(content, parent_id=parent_id, stream=True),
-                name=session.id)
+    _start_turn(session, lambda: session.chat(content, parent_id=parent_id, stream=True))
     return _accepted()
 
 
@@ -97,10 +106,9 @@ def branch(request: HttpRequest, session_id: str, message_id: str) -> HttpRespon
         return busy
     parent_id = found.parent_id
     if parent_id is None:
-        turns.start(lambda: session.chat(content, root=True, stream=True), name=session.id)
+        _start_turn(session, lambda: session.chat(content, root=True, stream=True))
     else:
-        turns.start(lambda: session.chat(content, parent_id=parent_id, stream=True),
-                    name=session.id)
+        _start_turn(session, lambda: session.chat(content, parent_id=parent_id, stream=True))
     return _accepted()
 
 
@@ -117,7 +125,7 @@ def regenerate(request: HttpRequest, session_id: str, message_id: str) -> HttpRe
     busy = _busy(session)
     if busy:
         return busy
-    turns.start(lambda: session.regenerate(found.id, stream=True), name=session.id)
+    _start_turn(session, lambda: session.regenerate(found.id, stream=True))
     return _accepted()
 
 
@@ -142,3 +150,28 @@ def stop(request: HttpRequest, session_id: str) -> HttpResponse:
     session = session_or_404(request, session_id)
     session.request_stop()
     return _accepted()
+
+
+@require_POST
+@login_required
+def compact(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Compact now: the summariser runs in the background; the page shows `compacting`,
+    then the new summary marker (or the error) through live events."""
+    session = session_or_404(request, session_id)
+    busy = _busy(session)
+    if busy:
+        return busy
+    turns.start(session.compact, name=session.id)
+    return _accepted()
+
+
+@require_POST
+@login_required
+def undo_compaction(request: HttpRequest, session_id: str, compaction_id: str) -> HttpResponse:
+    """Undo this summary: the overlay goes; the original messages are read again."""
+    session = session_or_404(request, session_id)
+    try:
+        session.remove_compaction(compaction_id)
+    except (NotFound, InvalidInput):
+        return HttpResponse("That summary is already gone.", status=404)
+    return HttpResponse(status=204)

@@ -20,7 +20,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from memory_core import Message, NotFound, Session
-from memory_core.tree import SiblingInfo
+from memory_core.tree import Compaction, SiblingInfo
 
 from .. import models
 from ..engine_config import llm_from_settings
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from memory_core import PathPage
 
 PAGE = 50
+MAX_RANGE = 500  # messages of one overlay shown when it is opened
 MAX_REMEMBERED = 500  # fork choices kept per conversation
 
 
@@ -75,8 +76,64 @@ def page_context(request: HttpRequest, session: Session, leaf_id: str | None,
                  before: str | None = None) -> dict[str, Any]:
     page = session.get_path_page(leaf_id, limit=PAGE, before_id=before)
     _remember(request, session.id, page)
-    return {"session_id": session.id, "page": page, "leaf_id": page.leaf_id,
-            "items": [(m, page.siblings.get(m.id)) for m in page.messages]}
+    items = [(m, page.siblings.get(m.id)) for m in page.messages]
+    rows, older_before, above_overlay = with_overlays(session, items, session.get_compactions())
+    absorbed_top = bool(items) and older_before != items[0][0].id
+    return {"session_id": session.id, "page": page, "leaf_id": page.leaf_id, "items": items,
+            "rows": rows, "older_before": older_before,
+            "has_more": above_overlay if absorbed_top else page.has_more}
+
+
+def with_overlays(session: Session, items: list[tuple[Message, Any]],
+                  overlays: list[Compaction]) -> tuple[list[dict[str, Any]], str | None, bool]:
+    """The page's rows — a message, or an overlay (compaction) shown as one marker that
+    opens onto the messages it summarises — and where "Load earlier messages" goes on
+    from. An overlay whose start is above the page takes the page's messages down to its
+    end, and the earlier ones load from above its start."""
+    position = {m.id: i for i, (m, _) in enumerate(items)}
+    starts: dict[int, tuple[Compaction, int]] = {}
+    top: tuple[Compaction, int] | None = None
+    for c in overlays:
+        first, last = position.get(c.from_message_id), position.get(c.to_message_id)
+        if last is None:
+            continue
+        if first is not None and first <= last:
+            starts.setdefault(first, (c, last))
+        elif first is None and (top is None or last > top[1]):
+            top = (c, last)
+    rows: list[dict[str, Any]] = []
+    older_before = items[0][0].id if items else None
+    has_more = False
+    i = 0
+    if top is not None:
+        c, last = top
+        count, has_more = range_size(session, c)
+        rows.append({"overlay": c, "items": None, "count": count})
+        older_before, i = c.from_message_id, last + 1
+    while i < len(items):
+        if i in starts:
+            c, last = starts[i]
+            rows.append({"overlay": c, "items": items[i:last + 1], "count": last + 1 - i})
+            i = last + 1
+        else:
+            rows.append({"item": items[i]})
+            i += 1
+    return rows, older_before, has_more
+
+
+def overlay_range(session: Session, c: Compaction) -> list[Message]:
+    """The messages an overlay summarises, oldest first (at most MAX_RANGE)."""
+    path = session.get_path_page(c.to_message_id, limit=MAX_RANGE).messages
+    ids = [m.id for m in path]
+    return path[ids.index(c.from_message_id):] if c.from_message_id in ids else path
+
+
+def range_size(session: Session, c: Compaction) -> tuple[str, bool]:
+    """("N" or "N+", whether messages precede the range)."""
+    found = overlay_range(session, c)
+    complete = bool(found) and found[0].id == c.from_message_id
+    count = f"{len(found)}" if complete else f"{len(found)}+"
+    return count, bool(found) and found[0].parent_id is not None
 
 
 @require_safe
@@ -142,3 +199,21 @@ def _recent_sessions(request: HttpRequest, row: models.Session) -> list[models.S
     return list(models.Session.objects.filter(agent_id=row.agent_id)
                 .order_by("-updated_at", "-id").only("id", "name", "message_count",
                                                      "updated_at")[:30])
+
+
+@require_safe
+@login_required
+def overlay_originals(request: HttpRequest, session_id: str, compaction_id: str) -> HttpResponse:
+    """The original messages under a summary marker, read raw, when it is opened."""
+    session = session_or_404(request, session_id)
+    found = next((c for c in session.get_compactions() if c.id == compaction_id), None)
+    if found is None:
+        return HttpResponse("That summary is gone; reload the page.", status=404)
+    messages = overlay_range(session, found)
+    return render(request, "arbor/_originals.html", {
+        "session_id": session.id,
+        "items": [(m, _siblings(session, m)) for m in messages]})
+
+
+def _siblings(session: Session, m: Message) -> SiblingInfo | None:
+    return message_context(session, m)["sib"]

@@ -170,7 +170,21 @@
         }
         break;
       }
+      case "compaction.started":
+        document.getElementById("session-banner").hidden = true;
+        break;
+      case "compaction.completed":
+        if (!data.compaction) banner("Nothing to summarise yet: the history is still short.");
+        else await reloadThread();
+        break;
+      case "compaction.removed":
+        await reloadThread();
+        break;
+      case "compaction.failed":
+        banner(`Compaction failed: ${data.error || "the summariser gave no answer"}. Nothing was changed.`);
+        break;
       case "session.status":
+        statusSeq = frame.seq || statusSeq;
         setStatus(data.status);
         break;
       case "session.renamed":
@@ -232,7 +246,9 @@
 
   // Regenerate / send as new branch: the page moves to the branch being made, at the
   // fork (everything below it is another branch now), and follows the new answer.
+  let leafBeforeCut = null; // to go back to when the action that cut is refused
   function cutAt(parentId) {
+    leafBeforeCut = leafId();
     const all = Array.from(thread().querySelectorAll("article.message"));
     const at = parentId ? all.findIndex((el) => el.dataset.messageId === parentId) : -1;
     all.slice(at + 1).forEach((el) => el.remove());
@@ -243,6 +259,19 @@
     const button = event.target.closest("button");
     if (!button || !thread().contains(button)) return;
     const el = button.closest("article");
+    if (button.matches(".expand")) {
+      const originals = document.getElementById(button.getAttribute("aria-controls"));
+      const open = button.getAttribute("aria-expanded") !== "true";
+      if (open && originals.dataset.src) { // read when first opened
+        fragment(originals.dataset.src).then((content) => {
+          if (content) { originals.replaceChildren(content); htmx.process(originals); }
+        });
+        delete originals.dataset.src;
+      }
+      originals.hidden = !open;
+      button.setAttribute("aria-expanded", String(open));
+      return;
+    }
     if (button.matches(".branch-prev, .branch-next")) switchBranch(button);
     else if (button.matches(".copy")) copy(el, button);
     else if (button.matches(".edit")) toggleEdit(el, true);
@@ -257,17 +286,30 @@
     else if (elt.matches(".edit-form .branch")) cutAt(el.dataset.parentId);
   });
 
+  // An action that starts a turn: the page shows it at once (the server's own status
+  // event follows; one that already arrived is newer and wins).
+  const STARTS = { ".regenerate": "thinking", ".edit-form .branch": "thinking", ".compact-now": "compacting" };
+  let statusSeq = 0;
+  let seqAtRequest = 0;
+  document.body.addEventListener("htmx:beforeSend", () => { seqAtRequest = seq; });
+
   document.body.addEventListener("htmx:afterRequest", (event) => {
     const elt = event.detail.elt;
     const xhr = event.detail.xhr;
     const error = composer.querySelector(".composer-error");
-    if (elt === composer) {
-      if (event.detail.successful) { input.value = ""; error.hidden = true; }
+    if (event.detail.successful && xhr && xhr.status === 202 && statusSeq <= seqAtRequest) {
+      const started = elt === composer ? "thinking"
+        : Object.entries(STARTS).find(([sel]) => elt.matches && elt.matches(sel));
+      if (started) setStatus(typeof started === "string" ? started : started[1]);
     }
-    if (!event.detail.successful && xhr && xhr.status >= 400 && (elt === composer || thread().contains(elt))) {
+    if (elt === composer && event.detail.successful) { input.value = ""; error.hidden = true; }
+    if (!event.detail.successful && xhr && xhr.status >= 400 && main.contains(elt)) {
       error.textContent = xhr.responseText || "That did not work; try again.";
       error.hidden = false;
-      if (xhr.status === 409 || xhr.status === 404) reloadThread();
+      if (leafBeforeCut !== null) { setLeaf(leafBeforeCut); leafBeforeCut = null; reloadThread(); }
+      else if (xhr.status === 409 || xhr.status === 404) reloadThread();
+    } else if (event.detail.successful) {
+      leafBeforeCut = null;
     }
   });
 

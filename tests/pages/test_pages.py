@@ -137,3 +137,47 @@ def test_search_marks_matches_and_links_the_branch(alice, browser):
     html = browser.get("/search/?q=pomegranate", HTTP_HX_REQUEST="true").content.decode()
     assert "<mark>" in html and f"/sessions/{sid}/?leaf={hit.id}#m-{hit.id}" in html
     assert "<script" not in browser.get("/search/?q=<script>alert(1)</script>").content.decode().split("<main", 1)[1].split("</main>")[0]
+
+
+def test_an_overlay_is_one_marker_holding_its_messages(alice, browser):
+    manager = alice["manager"]
+    sid = manager.create("compacted").id
+    session = manager.get_session(sid)
+    ids = [m.id for m in session.append_messages(
+        [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(8)])]
+    overlay = session.add_compaction("They talked about <b>numbers</b>.", ids[1], ids[4])
+    html = browser.get(f"/sessions/{sid}/").content.decode()
+    assert "Summary of 4 messages" in html and "&lt;b&gt;numbers" in html  # shown, inert
+    assert "<b>" not in html.split('class="summary-text"', 1)[1].split("</div>", 1)[0]
+    section = html.split(f'id="c-{overlay.id}"', 1)[1].split("</section>", 1)[0]
+    assert all(f'id="m-{i}"' in section for i in ids[1:5])
+    assert f'id="m-{ids[5]}"' not in section and f'id="m-{ids[5]}"' in html
+
+
+def test_undo_a_summary_and_compact_now(alice, browser):
+    manager = alice["manager"]
+    sid = manager.create("compacted").id
+    session = manager.get_session(sid)
+    ids = [m.id for m in session.append_messages(
+        [{"role": "user", "content": f"m{i}"} for i in range(4)])]
+    overlay = session.add_compaction("summary", ids[0], ids[1])
+    assert browser.post(f"/sessions/{sid}/compactions/{overlay.id}/undo").status_code == 204
+    assert session.get_compactions() == []
+    assert browser.post(f"/sessions/{sid}/compactions/{overlay.id}/undo").status_code == 404
+    assert browser.post(f"/sessions/{sid}/compact").status_code == 202
+
+
+def test_an_overlay_reaching_above_the_page_opens_onto_all_its_messages(alice, browser):
+    manager = alice["manager"]
+    sid = manager.create("long compacted").id
+    session = manager.get_session(sid)
+    ids = [m.id for m in session.append_messages(
+        [{"role": "user", "content": f"m{i}"} for i in range(120)])]
+    overlay = session.add_compaction("the early part", ids[5], ids[90])
+    html = browser.get(f"/sessions/{sid}/").content.decode()
+    assert "Summary of 86 messages" in html
+    assert f'id="m-{ids[80]}"' not in html and f'id="m-{ids[91]}"' in html
+    assert f"before={ids[5]}" in html  # earlier messages load from above the summary
+    originals = browser.get(f"/sessions/{sid}/compactions/{overlay.id}/originals").content.decode()
+    assert originals.count('<article id="m-') == 86 and f'id="m-{ids[5]}"' in originals
+    assert browser.get(f"/sessions/{sid}/compactions/nope/originals").status_code == 404

@@ -18,8 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.live_server import running_daphne
+
+# A shared CI machine can be slow: assertions wait as long as actions do.
+expect.set_options(timeout=15_000)
 
 CHROMIUM = Path("/usr/bin/chromium")
 

@@ -68,7 +68,11 @@ def send(page: Any, text: str) -> None:
 
 
 def wait_idle(page: Any) -> None:
+    """The turn is over and its answer rendered (call after the turn's first message is
+    on screen: a page that has not heard of the turn yet is idle too)."""
+    expect(page.locator("article.streaming")).to_have_count(0)
     expect(page.locator("main.chat")).to_have_attribute("data-session-status", "idle")
+    expect(page.locator("#composer .send")).to_be_enabled()
 
 
 def shoot(page: Any, name: str) -> None:
@@ -110,8 +114,8 @@ def test_regenerate_twice_then_switch_between_the_three_answers(site, page, alic
     login(page, site)
     page.goto(f"{site}/sessions/{sid}/")
     send(page, "hello there")
-    wait_idle(page)
     expect(messages(page)).to_have_count(2)
+    wait_idle(page)
     for n in (2, 3):
         messages(page).last.get_by_role("button", name="Regenerate").click()
         expect(messages(page).last.locator(".counter")).to_have_text(f"{n}/3" if n == 3 else "2/2")
@@ -138,6 +142,7 @@ def test_edit_in_place_and_send_as_new_branch(site, page, alice):
     login(page, site)
     page.goto(f"{site}/sessions/{sid}/")
     send(page, "first question")
+    expect(messages(page)).to_have_count(2)
     wait_idle(page)
     first = page.locator("article[data-role=user]").first
     first.get_by_role("button", name="Edit").click()
@@ -254,3 +259,30 @@ def test_another_users_session_is_404(site, page, alice):
     response = page.goto(f"{site}/sessions/{theirs}/")
     assert response.status == 404
     assert "private" not in page.content()
+
+
+def test_compact_now_shows_a_summary_that_opens_and_can_be_undone(site, page, alice):
+    manager = alice["manager"]
+    sid = manager.create("Long trip").id
+    text = "We discussed the trip to Lisbon, the hotel near Alfama and the tram 28. " * 40
+    manager.append_all(sid, [{"role": "user" if i % 2 == 0 else "assistant",
+                              "content": f"{i}: {text}"} for i in range(60)])
+    login(page, site)
+    page.goto(f"{site}/sessions/{sid}/")
+    page.get_by_role("button", name="Compact now").click()
+    marker = page.locator("section.overlay")
+    expect(marker).to_have_count(1)
+    wait_idle(page)
+    expand = marker.get_by_role("button", name=re.compile(r"Summary of \d+ messages"))
+    expect(marker.locator(".originals")).to_be_hidden()
+    expand.click()
+    expect(marker.locator(".originals article.message").first).to_be_visible()
+    expect(expand).to_have_attribute("aria-expanded", "true")
+    expand.click()
+    expect(marker.locator(".originals")).to_be_hidden()
+    shoot(page, "compaction")
+    page.once("dialog", lambda dialog: dialog.accept())
+    marker.get_by_role("button", name="Undo this summary").click()
+    expect(page.locator("section.overlay")).to_have_count(0)
+    assert alice["manager"].get_session(sid).get_compactions() == []
+    assert page.console_errors == []
