@@ -196,6 +196,9 @@ ARBOR_ANTHROPIC_API_KEY = os.environ.get("ARBOR_ANTHROPIC_API_KEY", "")
 # Seconds between the chunks the offline demo model streams (0: no pause), so streaming,
 # Stop and live updates can be watched without an LLM.
 ARBOR_DEMO_STREAM_DELAY = float(os.environ.get("ARBOR_DEMO_STREAM_DELAY", "0.03"))
+# The model's context size in tokens, for the prompt panel's gauge (unset: unknown).
+ARBOR_CONTEXT_WINDOW = int(os.environ["ARBOR_CONTEXT_WINDOW"]) if os.environ.get(
+    "ARBOR_CONTEXT_WINDOW", "").strip().isdigit() else None
 
 LOGGING = {
     "version": 1,

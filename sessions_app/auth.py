@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.http import HttpRequest
@@ -67,12 +68,23 @@ def principal_for_key(raw: str) -> Principal | None:
         models.ApiKey.objects.filter(
             key_hash=hash_key(raw), revoked_at__isnull=True, user__is_active=True
         )
-        .values_list("id", "user_id", "agent_id")
+        .values_list("id", "user_id", "agent_id", "last_used_at")
         .first()
     )
     if row is None:
         return None
+    _note_use(row[0], row[3])
     return Principal(user_id=row[1], agent_id=row[2], key_id=row[0])
+
+
+USE_RESOLUTION = timedelta(minutes=1)
+
+
+def _note_use(key_id: int, last_used: datetime | None) -> None:
+    """Record when a key was used, at most once a minute (one UPDATE then, none between)."""
+    now = timezone.now()
+    if last_used is None or now - last_used >= USE_RESOLUTION:
+        models.ApiKey.objects.filter(id=key_id).update(last_used_at=now)
 
 
 class ApiKeyAuth(HttpBearer):

@@ -288,6 +288,8 @@ class ApiKey(models.Model):
                               help_text="Limit the key to this agent (optional).")
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Kept to the minute: refreshed at most once a minute per key, not on every request.
+    last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "arbor_api_key"

@@ -332,3 +332,24 @@ def test_home_and_chat_link_to_the_new_pages(alice, browser, branched):
     chat = browser.get(f"/sessions/{branched['sid']}/").content.decode()
     for url in ("tree/", "usage/", "export.json", "export.md"):
         assert f'/sessions/{branched["sid"]}/{url}' in chat
+
+
+def test_a_keys_last_use_is_recorded_and_shown(db):
+    from django.test import Client as _Client
+
+    from sessions_app.auth import create_key
+    from sessions_app.models import ApiKey
+    from tests.conftest import make_agent as _make_agent
+
+    agent = _make_agent("carol", "Carol's")
+    key, raw = create_key(agent.owner)
+    client = _Client()
+    client.force_login(agent.owner)
+    assert "never" in client.get("/keys/").content.decode()
+    api = _Client(headers={"Authorization": f"Bearer {raw}"})
+    assert api.get("/api/v1/agents").status_code == 200
+    used = ApiKey.objects.get(id=key.id).last_used_at
+    assert used is not None
+    api.get("/api/v1/agents")  # within the minute: not written again
+    assert ApiKey.objects.get(id=key.id).last_used_at == used
+    assert used.strftime("%Y-%m-%d %H:%M") in client.get("/keys/").content.decode()
