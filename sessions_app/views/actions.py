@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory_core import InvalidInput, NotFound, Session
+from memory_core import InvalidInput, Message, NotFound, Session
 from memory_core.limits import MAX_NAME
 
 from .. import access, models, turns
@@ -71,10 +71,9 @@ def send(request: HttpRequest, session_id: str) -> HttpResponse:
     return _accepted()
 
 
-@require_POST
-@login_required
-def edit(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
-    """Save: the message's text replaced in place (its other parts kept)."""
+def _edited(request: HttpRequest, session_id: str,
+            message_id: str) -> tuple[Session, Message, str] | HttpResponse:
+    """The session, the message being edited and its new text, or the answer refusing."""
     session = session_or_404(request, session_id)
     found = session.get_message(message_id)
     content = _text(request)
@@ -82,6 +81,17 @@ def edit(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse
         return HttpResponse("No such message.", status=404)
     if content is None:
         return HttpResponse("A message cannot be empty.", status=422)
+    return session, found, content
+
+
+@require_POST
+@login_required
+def edit(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
+    """Save: the message's text replaced in place (its other parts kept)."""
+    edited = _edited(request, session_id, message_id)
+    if isinstance(edited, HttpResponse):
+        return edited
+    session, found, content = edited
     parts = [p for p in found.parts if p.get("type") != "text"]
     updated = session.update_message({"id": found.id, "role": found.role,
                                       "parts": [{"type": "text", "text": content}, *parts],
@@ -94,13 +104,10 @@ def edit(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse
 def branch(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse:
     """Send as new branch: a sibling of this user message (a new root for the first
     message), then a new answer."""
-    session = session_or_404(request, session_id)
-    found = session.get_message(message_id)
-    content = _text(request)
-    if found is None:
-        return HttpResponse("No such message.", status=404)
-    if content is None:
-        return HttpResponse("A message cannot be empty.", status=422)
+    edited = _edited(request, session_id, message_id)
+    if isinstance(edited, HttpResponse):
+        return edited
+    session, found, content = edited
     busy = _busy(session)
     if busy:
         return busy

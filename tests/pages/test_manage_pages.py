@@ -15,28 +15,9 @@ from django.test.utils import CaptureQueriesContext
 from memory_core import SessionManager
 from sessions_app import models
 from sessions_app.auth import hash_key
-from tests.conftest import assistant_msg, make_agent, user_msg
+from tests.conftest import assistant_msg, user_msg
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def alice():
-    agent = make_agent("alice", "Helper")
-    return {"agent": agent, "manager": SessionManager.for_agent(agent)}
-
-
-@pytest.fixture
-def bob():
-    agent = make_agent("bob", "Bob's")
-    return {"agent": agent, "manager": SessionManager.for_agent(agent)}
-
-
-@pytest.fixture
-def browser(alice) -> Client:
-    client = Client()
-    client.force_login(alice["agent"].owner)
-    return client
 
 
 @pytest.fixture

@@ -16,19 +16,6 @@ from tests.conftest import make_agent
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def alice():
-    agent = make_agent("alice", "Helper")
-    return {"agent": agent, "manager": SessionManager.for_agent(agent)}
-
-
-@pytest.fixture
-def browser(alice) -> Client:
-    client = Client()
-    client.force_login(alice["agent"].owner)
-    return client
-
-
 def test_every_page_asks_a_stranger_to_sign_in(alice):
     sid = alice["manager"].create("x").id
     for url in ("/", f"/sessions/{sid}/", "/search/?q=x"):

@@ -20,12 +20,8 @@ from playwright.sync_api import expect
 from memory_core import SessionManager
 from sessions_app.auth import create_key
 from tests.conftest import make_agent
-from tests.live_server import ROOT, running_daphne
-
-SHOTS = ROOT / "test-output" / "screenshots"
-PASSWORD = "correct horse battery"
-BLOCKS = [{"label": "memory", "kind": "writable", "description": "Learned facts",
-           "max_tokens": 500}]
+from tests.live_server import running_daphne
+from tests.ui.browsing import login, person, shoot
 
 
 def serve(tmp_path: Path, delay: float = 0.01) -> Any:
@@ -41,21 +37,7 @@ def site(transactional_db, tmp_path) -> Iterator[str]:
 
 @pytest.fixture
 def alice(transactional_db) -> dict[str, Any]:
-    agent = make_agent("alice", "Helper")
-    agent.context = BLOCKS
-    agent.save(update_fields=["context"])
-    agent.owner.set_password(PASSWORD)
-    agent.owner.save()
-    return {"agent": agent, "user": agent.owner, "manager": SessionManager.for_agent(agent)}
-
-
-def login(page: Any, site: str, username: str = "alice") -> None:
-    page.goto(f"{site}/")
-    expect(page).to_have_url(re.compile(r"/login/"))
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Sessions")).to_be_visible()
+    return person()
 
 
 def messages(page: Any) -> Any:
@@ -73,19 +55,6 @@ def wait_idle(page: Any) -> None:
     expect(page.locator("article.streaming")).to_have_count(0)
     expect(page.locator("main.chat")).to_have_attribute("data-session-status", "idle")
     expect(page.locator("#composer .send")).to_be_enabled()
-
-
-def shoot(page: Any, name: str) -> None:
-    """The page as a person sees it: light and dark, desktop and a 375 px phone."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        for width, label in ((1280, "desktop"), (375, "phone")):
-            page.set_viewport_size({"width": width, "height": 900})
-            page.wait_for_timeout(100)  # layout settles after the resize
-            page.screenshot(path=str(SHOTS / f"{name}-{label}-{scheme}.png"))
-    page.emulate_media(color_scheme="light")
-    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def test_log_in_create_a_session_send_and_see_the_streamed_answer(site, page, alice):

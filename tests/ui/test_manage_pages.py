@@ -17,43 +17,18 @@ from playwright.sync_api import expect
 from memory_core import SessionManager
 from sessions_app import models
 from sessions_app.auth import create_key
-from tests.conftest import assistant_msg, make_agent, user_msg
-from tests.live_server import ROOT
-
-SHOTS = ROOT / "test-output" / "screenshots"
-PASSWORD = "correct horse battery"
+from tests.conftest import assistant_msg, user_msg
+from tests.ui import browsing
+from tests.ui.browsing import login, person
 
 
 @pytest.fixture
 def alice(transactional_db) -> dict[str, Any]:
-    agent = make_agent("alice", "Helper")
-    agent.context = [{"label": "memory", "kind": "writable", "description": "Learned facts",
-                      "max_tokens": 500}]
-    agent.save(update_fields=["context"])
-    agent.owner.set_password(PASSWORD)
-    agent.owner.save()
-    return {"agent": agent, "user": agent.owner, "manager": SessionManager.for_agent(agent)}
-
-
-def login(page: Any, site: str) -> None:
-    page.goto(f"{site}/login/")
-    page.get_by_label("Username").fill("alice")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Sessions")).to_be_visible()
+    return person()
 
 
 def shoot(page: Any, name: str) -> None:
-    """The page as a person sees it: light and dark, desktop and a 375 px phone."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        for width, label in ((1280, "desktop"), (375, "phone")):
-            page.set_viewport_size({"width": width, "height": 900})
-            page.wait_for_timeout(100)  # layout settles after the resize
-            page.screenshot(path=str(SHOTS / f"manage-{name}-{label}-{scheme}.png"))
-    page.emulate_media(color_scheme="light")
-    page.set_viewport_size({"width": 1280, "height": 900})
+    browsing.shoot(page, f"manage-{name}")
 
 
 def branched(manager: SessionManager) -> dict[str, str]:

@@ -17,11 +17,10 @@ from playwright.sync_api import expect
 
 from memory_core import SessionManager
 from sessions_app.auth import create_key
-from tests.conftest import make_agent
-from tests.live_server import ROOT, running_daphne
+from tests.live_server import running_daphne
+from tests.ui import browsing
+from tests.ui.browsing import SHOTS, person, sign_in
 
-SHOTS = ROOT / "test-output" / "screenshots"
-PASSWORD = "correct horse battery"
 BLOCKS = [
     {"label": "soul", "kind": "readonly", "description": "Identity",
      "content": "You are a <b>careful</b> travel agent & you say so."},
@@ -41,11 +40,7 @@ def site(transactional_db: None, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def alice(transactional_db: None) -> dict[str, Any]:
-    agent = make_agent("alice", "Helper")
-    agent.context = BLOCKS
-    agent.save(update_fields=["context"])
-    agent.owner.set_password(PASSWORD)
-    agent.owner.save()
+    agent = person(blocks=BLOCKS)["agent"]
     manager = SessionManager.for_agent(agent)
     session = manager.get_session(manager.create("Lisbon trip").id)
     session.replace_context_block(  # 17/20 tokens: amber
@@ -80,9 +75,7 @@ class Api:
 def open_chat(page: Any, site: str, sid: str) -> None:
     page.goto(f"{site}/sessions/{sid}/")
     expect(page).to_have_url(re.compile(r"/login/"))
-    page.get_by_label("Username").fill("alice")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    sign_in(page)
     expect(page).to_have_url(re.compile(rf"/sessions/{sid}/"))
     expect(panel(page).locator("#frozen-prompt")).to_be_attached()
     page.wait_for_timeout(300)  # the socket is open
@@ -97,25 +90,21 @@ def no_sideways_scroll(page: Any) -> bool:
 
 
 def shoot(page: Any, name: str) -> None:
-    """The page and the panel, light and dark, desktop and a 375 px phone."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        for width, label in ((1280, "desktop"), (375, "phone")):
-            page.evaluate("localStorage.removeItem('arbor.promptPanel')")  # each default
-            page.set_viewport_size({"width": width, "height": 900})
-            page.wait_for_timeout(150)  # layout settles after the resize
-            assert no_sideways_scroll(page), f"{name} scrolls sideways at {width}px"
-            show = panel(page).get_by_role("button", name="Show the prompt panel")
-            if show.count():
-                page.screenshot(path=str(SHOTS / f"{name}-collapsed-{label}-{scheme}.png"))
-                show.click()
-            page.screenshot(path=str(SHOTS / f"{name}-{label}-{scheme}.png"))
-            panel(page).locator("#pp-blocks-title").scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / f"{name}-blocks-{label}-{scheme}.png"))
-            panel(page).locator(".pp-head").scroll_into_view_if_needed()
-    page.emulate_media(color_scheme="light")
-    page.set_viewport_size({"width": 1280, "height": 900})
+    """The page and the panel at every size, the panel opened where it starts collapsed."""
+
+    def each(label: str, scheme: str) -> None:
+        page.evaluate("localStorage.removeItem('arbor.promptPanel')")  # each size's default
+        page.wait_for_timeout(150)
+        assert no_sideways_scroll(page), f"{name} scrolls sideways at {label}"
+        show = panel(page).get_by_role("button", name="Show the prompt panel")
+        if show.count():
+            page.screenshot(path=str(SHOTS / f"{name}-collapsed-{label}-{scheme}.png"))
+            show.click()
+        panel(page).locator("#pp-blocks-title").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"{name}-blocks-{label}-{scheme}.png"))
+        panel(page).locator(".pp-head").scroll_into_view_if_needed()
+
+    browsing.shoot(page, name, each)
 
 
 def test_the_panel_shows_the_prompt_byte_for_byte_as_the_api_sends_it(site, page, alice):
