@@ -363,6 +363,12 @@ class Session:
         """Whether the frozen prompt matches a fresh render, and which blocks changed."""
         return self.context.system_prompt_status()
 
+    def preview_system_prompt(self) -> str:
+        """The prompt a refresh would freeze now, rendered without freezing it (for a
+        diff against the frozen one before deciding to refresh)."""
+        text, _ = self.context._render()
+        return text
+
     def load_skill(self, label: str, key: str) -> str:
         return self.context.load_skill(label, key)
 
@@ -412,6 +418,7 @@ class Session:
     arefresh_system_prompt = sync_to_async(refresh_system_prompt)
     aset_status = sync_to_async(set_status)
     asystem_prompt_status = sync_to_async(system_prompt_status)
+    apreview_system_prompt = sync_to_async(preview_system_prompt)
     aload_skill = sync_to_async(load_skill)
     aunload_skill = sync_to_async(unload_skill)
     aget_loaded_skills = sync_to_async(get_loaded_skills)

@@ -108,10 +108,8 @@ def block_views(session: Session, *, errors: dict[str, tuple[str, str]] | None =
 
 
 def would_be_prompt(session: Session) -> str:
-    """The prompt a refresh would freeze now. The engine renders it for
-    system_prompt_status() but has no public call returning the text yet."""
-    text, _ = session.context._render()
-    return text
+    """The prompt a refresh would freeze now."""
+    return session.preview_system_prompt()
 
 
 def context_window(session: Session) -> int | None:

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from memory_core import SessionManager
 from sessions_app import models
-from sessions_app.admin import COUNT_CAP, CappedPaginator
+from sessions_app.admin.lists import COUNT_CAP, CappedPaginator
 from sessions_app.auth import create_key
 from tests.admin.conftest import change_url, message_pk
 from tests.conftest import user_msg
@@ -81,7 +81,7 @@ def test_large_tables_never_show_a_full_result_count():
 
 
 def test_list_count_stops_at_the_cap(admin_client, session, monkeypatch):
-    monkeypatch.setattr("sessions_app.admin.COUNT_CAP", 5)
+    monkeypatch.setattr("sessions_app.admin.lists.COUNT_CAP", 5)
     for i in range(8):
         session.append_message(user_msg(f"m{i}"))
     html = admin_client.get(reverse("admin:sessions_app_message_changelist")).content.decode()

@@ -71,7 +71,7 @@ def test_change_page_links_the_parent_the_session_and_every_child(admin_client, 
 
 
 def test_many_children_are_cut_with_a_link_to_all_of_them(admin_client, branched, monkeypatch):
-    monkeypatch.setattr("sessions_app.admin.MAX_CHILDREN", 2)
+    monkeypatch.setattr("sessions_app.admin.display.MAX_CHILDREN", 2)
     u1 = message_pk(branched, "u1")
     html = admin_client.get(change_url("message", u1)).content.decode()
     assert "The first 2 of 3 children." in html and ">a3</a>" not in html

@@ -63,6 +63,7 @@ SESSION_READS = {
     "get_message", "get_history", "get_latest_leaf", "get_branches", "get_path_length",
     "get_newest_leaf_under", "get_path_page", "get_tree", "get_message_count", "search", "get_compactions", "compaction_status",
     "get_context_block", "get_context_blocks", "get_context_entry", "system_prompt_status",
+    "preview_system_prompt",
     "get_loaded_skills", "tools",
     # Stores the prompt on first use only; the bytes are what a render gives, nothing changes.
     "freeze_system_prompt",
