@@ -58,16 +58,25 @@ def find_messages(count: int) -> str:
             f"WHERE session_id = %s AND message_id IN ({marks})")
 
 
-def _path_sql(anchor: str) -> str:
-    # Walks parent pointers from the leaf; rows come back leaf first with their depth.
+_PATH_COLUMNS = ", ".join("m." + c.strip() for c in MESSAGE_COLUMNS.split(","))
+
+
+def _walk_up(anchor: str, bound: str = "") -> str:
+    """`path(seq, parent_seq, depth)`: the anchor and its ancestors, following parent
+    pointers (depth 0 is the anchor); `bound` limits the depth."""
     return f"""
     WITH RECURSIVE path(seq, parent_seq, depth) AS (
         SELECT seq, parent_seq, 0 FROM arbor_message WHERE {anchor}
         UNION ALL
         SELECT m.seq, m.parent_seq, p.depth + 1
-        FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
-    )
-    SELECT {", ".join("m." + c.strip() for c in MESSAGE_COLUMNS.split(","))}, p.depth
+        FROM path p JOIN arbor_message m ON m.seq = p.parent_seq{bound}
+    )"""
+
+
+def _path_sql(anchor: str) -> str:
+    # Rows come back oldest first with their depth.
+    return f"""{_walk_up(anchor)}
+    SELECT {_PATH_COLUMNS}, p.depth
     FROM path p JOIN arbor_message m ON m.seq = p.seq
     ORDER BY p.depth DESC"""
 
@@ -123,15 +132,7 @@ def path_page(anchor: str) -> str:
     each row with its depth and its place among its siblings (the parent's children, or
     the session's roots): 1-based index, count, previous and next ids. Params: the
     anchor's, the depth bound, the session id (for the roots)."""
-    columns = ", ".join("m." + c.strip() for c in MESSAGE_COLUMNS.split(","))
-    return f"""
-    WITH RECURSIVE path(seq, parent_seq, depth) AS (
-        SELECT seq, parent_seq, 0 FROM arbor_message WHERE {anchor}
-        UNION ALL
-        SELECT m.seq, m.parent_seq, p.depth + 1
-        FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
-        WHERE p.depth < %s
-    ),
+    return f"""{_walk_up(anchor, " WHERE p.depth < %s")},
     sib(seq, message_id, parent_seq) AS (
         SELECT s.seq, s.message_id, s.parent_seq FROM arbor_message s
         WHERE s.parent_seq IN (SELECT parent_seq FROM path)
@@ -145,7 +146,7 @@ def path_page(anchor: str) -> str:
                lag(message_id) OVER w, lead(message_id) OVER w
         FROM sib WINDOW w AS (PARTITION BY parent_seq ORDER BY seq)
     )
-    SELECT {columns}, p.depth, r.idx, r.cnt, r.prev_id, r.next_id
+    SELECT {_PATH_COLUMNS}, p.depth, r.idx, r.cnt, r.prev_id, r.next_id
     FROM path p JOIN arbor_message m ON m.seq = p.seq JOIN ranked r ON r.seq = p.seq
     ORDER BY p.depth DESC"""
 
