@@ -246,12 +246,16 @@ class SessionConsumer(AsyncWebsocketConsumer):
         elif seq > self.last_seq:
             self.pending[seq] = frame
 
-    async def _flush(self) -> None:
-        """Send the held frames that are now next; wait for a remaining gap, then fill it."""
+    async def _send_ready(self) -> None:
+        """Send the held frames that are now next in order."""
         while self.last_seq + 1 in self.pending:
             frame = self.pending.pop(self.last_seq + 1)
             await self._send(frame)
             self.last_seq = frame["seq"]
+
+    async def _flush(self) -> None:
+        """Send the held frames that are now next; wait for a remaining gap, then fill it."""
+        await self._send_ready()
         for seq in [s for s in self.pending if s <= self.last_seq]:
             del self.pending[seq]
         if self.pending and self.gap_task is None:
@@ -272,10 +276,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
                         return
                     for frame in frames:
                         await self._offer(frame)
-                    while self.last_seq + 1 in self.pending:
-                        frame = self.pending.pop(self.last_seq + 1)
-                        await self._send(frame)
-                        self.last_seq = frame["seq"]
+                    await self._send_ready()
                     if not self.pending:
                         return
             async with self.lock:  # the outbox never filled it: the client must re-read

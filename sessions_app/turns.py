@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from django.db import close_old_connections, connection
@@ -29,7 +29,7 @@ def start(turn: Callable[[], Iterable[Any] | Any], *, name: str) -> threading.Th
         close_old_connections()
         try:
             result = turn()
-            if not isinstance(result, dict | str | bytes) and hasattr(result, "__iter__"):
+            if isinstance(result, Iterator):  # a streaming turn: run it to its end
                 for _ in result:
                     pass
         except Exception:  # the engine stored the error state and announced it

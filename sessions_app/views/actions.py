@@ -21,8 +21,7 @@ from memory_core.limits import MAX_NAME
 
 from .. import access, models, turns
 from .chat import message_context
-from .common import session_or_404, session_row_or_404
-from .home import _go
+from .common import go, session_or_404, session_row_or_404
 
 BUSY = ("thinking", "compacting")
 
@@ -148,7 +147,7 @@ def fork(request: HttpRequest, session_id: str, message_id: str) -> HttpResponse
         return HttpResponse("No such message.", status=404)
     except InvalidInput as exc:
         return HttpResponse(str(exc), status=422)
-    return _go(request, reverse("chat", args=[info.id]))
+    return go(request, reverse("chat", args=[info.id]))
 
 
 @require_POST

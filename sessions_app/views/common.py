@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
 from memory_core import NotFound, Session
 
@@ -44,3 +45,12 @@ def session_row_or_404(request: HttpRequest, session_id: str) -> models.Session:
     except NotFound:
         raise Http404("No such session.") from None
     return models.Session.objects.select_related("agent").get(id=row.id)
+
+
+def go(request: HttpRequest, url: str) -> HttpResponse:
+    """A redirect a plain form follows and htmx turns into a page load."""
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
@@ -15,7 +15,7 @@ from memory_core.limits import MAX_NAME
 
 from .. import access, models
 from ..api.pagination import BadCursor, page
-from .common import agent_or_404, agents, principal, session_row_or_404
+from .common import agent_or_404, agents, go, session_row_or_404
 
 PAGE_SIZE = 50
 SEARCH_HITS = 20
@@ -49,7 +49,7 @@ def create_session(request: HttpRequest) -> HttpResponse:
     agent = agent_or_404(request, request.POST.get("agent", ""))
     name = request.POST.get("name", "").strip()[:MAX_NAME] or "New session"
     info = access.manager_for(agent).create(name)
-    return _go(request, reverse("chat", args=[info.id]))
+    return go(request, reverse("chat", args=[info.id]))
 
 
 @require_POST
@@ -66,7 +66,7 @@ def rename_session(request: HttpRequest, session_id: str) -> HttpResponse:
     if request.htmx and request.POST.get("from") == "list":
         row.refresh_from_db()
         return render(request, "arbor/_session_row.html", {"s": row})
-    return _go(request, request.POST.get("next") or reverse("chat", args=[row.id]))
+    return go(request, request.POST.get("next") or reverse("chat", args=[row.id]))
 
 
 @require_POST
@@ -76,7 +76,7 @@ def delete_session(request: HttpRequest, session_id: str) -> HttpResponse:
     access.manager_for(row.agent_id).delete(row.id)
     if request.htmx and request.POST.get("from") == "list":
         return HttpResponse("")  # the row is swapped out
-    return _go(request, reverse("home"))
+    return go(request, reverse("home"))
 
 
 @require_safe
@@ -98,14 +98,3 @@ def search(request: HttpRequest) -> HttpResponse:
     template = "arbor/_search_results.html" if request.htmx else "arbor/search.html"
     return render(request, template, context)
 
-
-def _go(request: HttpRequest, url: str) -> HttpResponse:
-    """A redirect a plain form follows and htmx turns into a page load."""
-    if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = url
-        return response
-    return redirect(url)
-
-
-__all__ = ["create_session", "delete_session", "home", "rename_session", "search", "principal"]

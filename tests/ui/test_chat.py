@@ -255,3 +255,26 @@ def test_compact_now_shows_a_summary_that_opens_and_can_be_undone(site, page, al
     expect(page.locator("section.overlay")).to_have_count(0)
     assert alice["manager"].get_session(sid).get_compactions() == []
     assert page.console_errors == []
+
+
+def test_keyboard_shortcuts(site, page, alice):
+    manager = alice["manager"]
+    sid = manager.create("Keys").id
+    q, a1 = manager.append_all(sid, [{"role": "user", "content": "pick a colour"},
+                                     {"role": "assistant", "content": "Blue."}])
+    a2 = manager.append(sid, {"role": "assistant", "content": "Green."}, parent_id=q.id)
+    login(page, site)
+    page.goto(f"{site}/sessions/{sid}/")
+    page.keyboard.press("Control+k")
+    expect(page.get_by_label("Search all sessions")).to_be_focused()
+    page.locator("body").click()
+    page.keyboard.press("?")
+    expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_hidden()
+    page.locator(f"#m-{a2.id}").focus()
+    page.keyboard.press("Alt+ArrowLeft")  # previous branch of the focused message
+    expect(page.locator(f"#m-{a1.id} .counter")).to_have_text("1/2")
+    page.keyboard.press("Alt+ArrowRight")
+    expect(page.locator(f"#m-{a2.id} .counter")).to_have_text("2/2")
+    assert page.console_errors == []
