@@ -11,8 +11,7 @@ from ninja.responses import Status
 from memory_core import Session
 
 from ..access import session_for
-from .schemas import (
-    BlockTemplate,
+from .context_schemas import (
     ContentIn,
     ContextBlockOut,
     ContextList,
@@ -20,8 +19,8 @@ from .schemas import (
     EntryOut,
     PromptOut,
     PromptStatusOut,
-    errors,
 )
+from .schemas import BlockTemplate, errors
 
 router = Router(tags=["context"])
 S = "/sessions/{aid:session_id}"

@@ -8,9 +8,8 @@ the export/import document shapes live in documents.py.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
 from pydantic import (
@@ -21,14 +20,12 @@ from pydantic import (
     StringConstraints,
     ValidationError,
     ValidationInfo,
-    create_model,
     model_serializer,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from memory_core import limits as lim
-from memory_core.context import ContextBlock, ContextEntry, PromptStatus
 from memory_core.errors import InvalidInput
 from memory_core.limits import Kind, Role, Scope
 from memory_core.message_rules import CheckedMessage, check_message
@@ -323,51 +320,6 @@ class SearchHitOut(Schema):
 
 class SearchOut(Schema):
     items: list[SearchHitOut]
-
-
-# ------------------------------------------------------------------ context
-def _mirror(value: type, name: str) -> type[Schema]:
-    """The response shape of an engine value, field for field: defined once, by the value."""
-    hints = get_type_hints(value)
-    return create_model(name, __base__=Schema,
-                        **{f.name: (hints[f.name], ...) for f in fields(value)})
-
-
-ContextBlockOut = _mirror(ContextBlock, "ContextBlockOut")
-EntryOut = _mirror(ContextEntry, "EntryOut")
-PromptStatusOut = _mirror(PromptStatus, "PromptStatusOut")
-
-
-class ContextList(Schema):
-    items: list[ContextBlockOut]
-
-
-class ContentIn(In):
-    content: Text
-
-
-class EntryIn(In):
-    content: Text
-    description: Annotated[str, StringConstraints(max_length=lim.MAX_DESCRIPTION)] | None = None
-
-
-class PromptOut(Schema):
-    prompt: str
-    frozen_at: datetime | None
-
-
-# -------------------------------------------------------------------- tools
-class ToolList(Schema):
-    items: list[dict[str, Any]]
-
-
-class ToolCallIn(In):
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class ToolCallOut(Schema):
-    result: str
-    is_error: bool
 
 
 # --------------------------------------------------------------------- chat

@@ -10,7 +10,8 @@ from ninja import Query, Router
 from memory_core import NotFound
 
 from ..access import session_for
-from .schemas import ToolCallIn, ToolCallOut, ToolList, errors
+from .context_schemas import ToolCallIn, ToolCallOut, ToolList
+from .schemas import errors
 
 router = Router(tags=["tools"])
 S = "/sessions/{aid:session_id}"
