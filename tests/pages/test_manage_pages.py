@@ -27,11 +27,11 @@ def branched(alice):
     sid = manager.create("Trip <b>plans</b>").id
     chat = manager.get_session(sid)
     q = chat.append_message(user_msg("Book a flight to Lisbon"))
-    usage = {"input_tokens": 10, "output_tokens": 5, "cost": 0.25, "model": "m1"}
+    usage = {"input_tokens": 10, "output_tokens": 5, "cost": 0.25, "model": "model-one"}
     a1 = chat.append_message(assistant_msg("Morning flight <script>x</script>",
                                            metadata={"usage": usage, "turn_usage": usage}))
     a2 = chat.append_message(assistant_msg("Evening flight", metadata={"usage": {
-        "input_tokens": 7, "output_tokens": 3, "cost": 0.5, "model": "m2"}}), parent_id=q.id)
+        "input_tokens": 7, "output_tokens": 3, "cost": 0.5, "model": "model-two"}}), parent_id=q.id)
     f1 = chat.append_message(user_msg("Thanks"), parent_id=a1.id)
     manager.add_usage(sid, 17, 8, 0.75)
     return {"sid": sid, "q": q.id, "a1": a1.id, "a2": a2.id, "f1": f1.id, "chat": chat}
@@ -126,7 +126,7 @@ def test_usage_page_shows_session_branch_and_message_figures(browser, branched):
     html = browser.get(f"/sessions/{b['sid']}/usage/?leaf={b['a2']}").content.decode()
     assert 'data-figure="session-input">17<' in html and 'data-figure="session-cost">$0.7500' in html
     assert 'data-figure="branch-input">7<' in html and 'data-figure="branch-cost">$0.5000' in html
-    assert "m2" in html and "m1" not in html
+    assert "model-two" in html and "model-one" not in html  # names a CSRF token cannot hold
     other = browser.get(f"/sessions/{b['sid']}/usage/?leaf={b['f1']}").content.decode()
     assert 'data-figure="branch-input">10<' in other and "turn total" in other
 
