@@ -71,6 +71,10 @@ class Session(models.Model):
     # Session.request_stop(): the running chat turn (in any thread or worker process)
     # checks for it while it streams; cleared when a turn starts.
     stop_requested_at = models.DateTimeField(null=True, blank=True)
+    # Set once any message gets a sibling (a branch or a second root). While unset, the
+    # path to a leaf is every message up to it in order: history reads one index range
+    # instead of walking parent pointers. Only a hint: the read checks the chain anyway.
+    branched = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
