@@ -61,3 +61,83 @@ def test_set_context_writes_through_the_engine(transport: str, world: World) -> 
     events = models.SessionEvent.objects.filter(session_id=world.session_id,
                                                 type="context.updated")
     assert [e.data["label"] for e in events] == ["memory"]
+
+
+def test_agent_tools_append_read_page_list_search_fork(transport: str, world: World) -> None:
+    async def main() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with open_client(transport, world, world.session_id) as client:
+            async def call(tool: str, **args: Any) -> Any:
+                result = await client.call_tool(tool, args)
+                assert not result.is_error, (tool, text_of(result))
+                return json.loads(text_of(result))
+
+            out["appended"] = [await call("append_message", role="user",
+                                          content=f"note {i} about the zebra migration")
+                               for i in range(3)]
+            out["page1"] = await call("read_history", limit=2)
+            out["page2"] = await call("read_history", limit=2,
+                                      before_id=out["page1"]["next_before_id"])
+            out["sessions"] = await call("list_sessions", limit=1)
+            out["sessions2"] = await call("list_sessions", cursor=out["sessions"]["next_cursor"])
+            out["search"] = await call("search", query="zebra migration")
+            out["fork"] = await call("fork_session", message_id=world.first_id, name="copy")
+            out["other"] = await call("read_history", session_id=world.other_session_id)
+        return out
+
+    out = run(main)
+    ids = [a["message"]["id"] for a in out["appended"]]
+    first = out["appended"][0]["message"]
+    assert first["role"] == "user" and first["created_at"] and first["parent_id"]
+    assert [m["id"] for m in out["page1"]["messages"]] == ids[1:]
+    assert out["page1"]["has_more"] and out["page1"]["session_id"] == world.session_id
+    assert [m["id"] for m in out["page2"]["messages"]][-1] == ids[0]
+    assert out["sessions"]["next_cursor"] and len(out["sessions"]["items"]) == 1
+    listed = out["sessions"]["items"] + out["sessions2"]["items"]
+    assert {s["id"] for s in listed} == {world.session_id, world.other_session_id}
+    assert all(s["created_at"] and s["updated_at"] for s in listed)
+    hits = out["search"]["items"]
+    assert {h["id"] for h in hits} == set(ids) and all(h["created_at"] for h in hits)
+    assert "<mark>" not in hits[0]["snippet"]
+    fork = out["fork"]["session"]
+    assert fork["parent_session_id"] == world.session_id and fork["name"] == "copy"
+    assert [m.id for m in world.manager().get_history(fork["id"])] == [world.first_id]
+    assert out["other"]["messages"] == [] and out["other"]["has_more"] is False
+    # stored through the engine: announced like every append (two seeded, three here)
+    assert models.SessionEvent.objects.filter(session_id=world.session_id,
+                                              type="message.appended").count() == 5
+
+
+def test_resources_prompt_and_blocks(transport: str, world: World) -> None:
+    async def main() -> dict[str, Any]:
+        async with open_client(transport, world, world.session_id) as client:
+            listed = (await client.list_resources()).resources
+            templates = (await client.list_resource_templates()).resource_templates
+            prompt = await client.read_resource(f"arbor://sessions/{world.session_id}/prompt")
+            persona = await client.read_resource(
+                f"arbor://sessions/{world.session_id}/blocks/persona")
+            errors = []
+            for uri in (f"arbor://sessions/{world.mallory_session_id}/prompt",
+                        f"arbor://sessions/{world.session_id}/blocks/ghost",
+                        "arbor://elsewhere"):
+                with pytest.raises(MCPError) as caught:
+                    await client.read_resource(uri)
+                errors.append(caught.value.message)
+        return {"listed": listed, "templates": templates, "prompt": prompt,
+                "persona": persona, "errors": errors}
+
+    out = run(main)
+    uris = {str(r.uri) for r in out["listed"]}
+    assert uris == {f"arbor://sessions/{world.session_id}/{tail}"
+                    for tail in ("prompt", "blocks/memory", "blocks/persona", "blocks/kb")}
+    assert {t.uri_template for t in out["templates"]} == {
+        "arbor://sessions/{session_id}/prompt", "arbor://sessions/{session_id}/blocks/{label}"}
+    prompt = out["prompt"].contents[0]
+    frozen = world.manager().get_session(world.session_id).freeze_system_prompt()
+    assert prompt.text == frozen and "You are a careful assistant." in prompt.text
+    assert prompt.meta["frozen_at"]
+    persona = out["persona"].contents[0]
+    assert persona.text == "You are a careful assistant." and persona.meta["writable"] is False
+    # another tenant's session answers exactly as a missing one
+    assert out["errors"][0] == f"session {world.mallory_session_id} not found"
+    assert "ghost" in out["errors"][1] and "arbor://sessions/" in out["errors"][2]
