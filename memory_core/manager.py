@@ -18,7 +18,7 @@ from .inputs import check_id, optional_id
 from .limits import MAX_COST, MAX_NAME, MAX_REASON, MAX_TOKEN_TOTAL, strip_nul
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
-from .search import SearchHit, clamp_limit, query_terms, shape_hits
+from .search import SearchHit, candidate_window, clamp_limit, query_concepts, rerank, shape_hits
 from .session import MessageInput, Session
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
@@ -356,13 +356,15 @@ class SessionManager:
     ) -> builtins.list[SearchHit]:
         """Messages of all the agent's sessions (but exclude_session_id) matching any word
         of `query`, best first, each with a snippet; full=False as in Session.search."""
-        terms = query_terms(query)
+        concepts = query_concepts(query)
+        terms = [t for c in concepts for t in c]
+        limit = clamp_limit(limit, 20)
         hits = self.storage.search(
             agent_id=self.agent_id, session_id=None, terms=terms,
-            limit=clamp_limit(limit, 20),
+            limit=candidate_window(limit),
             exclude_session_id=optional_id(exclude_session_id, "exclude_session_id"),
         )
-        return shape_hits(hits, terms, full=full)
+        return shape_hits(rerank(hits, concepts, limit), terms, full=full)
 
     # ------------------------------------------------------- async twins
     acreate = sync_to_async(create)

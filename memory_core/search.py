@@ -56,6 +56,37 @@ STOP_WORDS = frozenset(
     would you your yours yourself yourselves""".split()
 )
 
+# Query words that are never terms: contraction and elision fragments ("what's",
+# "they're", "l'appartement") and negated auxiliaries, which say nothing about a subject.
+FRAGMENTS = frozenset("s re ll ve t d m qu don doesn didn isn aren wasn weren haven hasn "
+                      "hadn wouldn shouldn couldn mustn needn".split())
+# Function words of the other languages the recall set covers, and words asking for the
+# current state ("still", "now"): dropped from queries (unless nothing else is left), never
+# from the index. Written casefolded, without diacritics, as _normalise leaves them.
+QUERY_STOP_WORDS = STOP_WORDS | frozenset(
+    """still current currently latest anymore
+    der das den dem des ein eine einen einem einer und ist sind ich du er sie es wir ihr
+    mein meine meinen meiner dein deine nicht mit von zu auf fur wie wo wer wann welche
+    welcher welches noch schon jetzt habe haben im ins am aus bei nach uber aktuell derzeit
+    le la les un une des du de et est sont je tu il elle nous vous ils elles mon ma mes ton
+    ta tes sa ses ce cette ces qui que quoi quel quelle quels quelles ou au aux en dans pour
+    par avec pas ne maintenant actuel actuelle actuellement encore desormais
+    el los las una unos unas y es yo mi mis su sus cual cuando donde como del al con por
+    para se lo le ahora esta este esto estan hay muy ya actual actualmente todavia aun""".split()
+)
+# Forms a stemmer cannot join to their base word; both directions are searched.
+IRREGULAR = {
+    "ran": "run", "children": "child", "people": "person", "women": "woman", "men": "man",
+    "went": "go", "gone": "go", "bought": "buy", "paid": "pay", "flew": "fly", "flown": "fly",
+    "said": "say", "spent": "spend", "sold": "sell", "wrote": "write", "written": "write",
+    "taught": "teach", "kept": "keep", "chose": "choose", "chosen": "choose", "gave": "give",
+    "given": "give", "took": "take", "taken": "take", "came": "come", "began": "begin",
+    "begun": "begin", "broke": "break", "broken": "break", "ate": "eat", "eaten": "eat",
+    "drove": "drive", "driven": "drive", "thought": "think", "brought": "bring",
+    "caught": "catch", "felt": "feel", "heard": "hear", "held": "hold", "sent": "send",
+    "slept": "sleep", "spoke": "speak", "spoken": "speak", "stood": "stand", "won": "win",
+}
+
 _stemmer = Stemmer.Stemmer("english")
 
 
@@ -102,28 +133,70 @@ def index_tokens(text: str) -> list[str]:
     return tokens
 
 
-def query_terms(query: str) -> list[str]:
-    """The first MAX_QUERY_TERMS distinct search terms of a natural-language query, stop
-    words dropped. Tokenising stops once that many are found, so any length is cheap.
+_IRREGULAR_STEMS: dict[str, set[str]] = {}
+for _form, _base in IRREGULAR.items():
+    _IRREGULAR_STEMS.setdefault(_stem(_base), set()).add(_stem(_form))
+    _IRREGULAR_STEMS.setdefault(_stem(_form), set()).add(_stem(_base))
 
-    A query made only of stop words keeps them, so "to be or not to be" still finds
-    the line. An empty result means: no search, no results.
-    """
+
+def stem_variants(word: str) -> tuple[str, ...]:
+    """The stems one query word is searched under: its own first, then the forms Snowball
+    English files apart although a reader sees one word: allergy/allergic ("allergi",
+    "allerg"), delivery/deliver, organise/organize, analyse/analyze, and IRREGULAR."""
+    word = word[:MAX_TOKEN_CHARS]
+    stem = _stem(word)
+    out = [stem]
+    if len(stem) >= 6 and stem.endswith("i"):  # a final y: allergy -> allergi ~ allerg
+        out.append(stem[:-1])
+    if len(stem) >= 5 and word[len(stem):].startswith("ic") and word.startswith(stem):
+        out.append(stem + "i")  # allergic -> allerg ~ allergi (allergy)
+    if len(stem) >= 6 and stem[-2:] in ("is", "iz", "ys", "yz"):
+        out.append(stem[:-1] + ("z" if stem[-1] == "s" else "s"))  # British/American
+    out += sorted(_IRREGULAR_STEMS.get(stem, ()))
+    return tuple(dict.fromkeys(out))
+
+
+def query_concepts(query: str) -> list[tuple[str, ...]]:
+    """The words of a natural-language query as search concepts: each a tuple of stems
+    (stem_variants) or one CJK bigram, in order, at most MAX_QUERY_TERMS terms in all.
+    Stop words (QUERY_STOP_WORDS) are dropped unless nothing else is left; FRAGMENTS and
+    single letters never count. Tokenising stops once enough are found, so any length is
+    cheap."""
     if not isinstance(query, str):
         return []
-    terms: list[str] = []
-    stopped: list[str] = []  # used only when the query has nothing else
+    concepts: list[tuple[str, ...]] = []
+    stopped: list[tuple[str, ...]] = []  # used only when the query has nothing else
+    seen: set[str] = set()
+    seen_stop: set[str] = set()
+    count = 0
     for word, spaceless in _iter_words(query[:MAX_QUERY_SCAN_CHARS]):
-        is_stop = not spaceless and word in STOP_WORDS
-        bucket = stopped if is_stop else terms
-        if is_stop and len(stopped) >= MAX_QUERY_TERMS:
+        if not spaceless and (word in FRAGMENTS or (len(word) == 1 and not word.isdigit())):
             continue
-        for term in _bigrams(word) if spaceless else [_stem(word[:MAX_TOKEN_CHARS])]:
-            if term not in bucket:
-                bucket.append(term)
-        if len(terms) >= MAX_QUERY_TERMS:
+        is_stop = not spaceless and word in QUERY_STOP_WORDS
+        if is_stop:
+            if len(stopped) < MAX_QUERY_TERMS and _stem(word) not in seen_stop:
+                seen_stop.add(_stem(word))
+                stopped.append((_stem(word),))
+            continue
+        for group in [(g,) for g in _bigrams(word)] if spaceless else [stem_variants(word)]:
+            fresh = tuple(t for t in group if t not in seen)
+            if not fresh or group[0] in seen:
+                continue
+            fresh = fresh[: MAX_QUERY_TERMS - count]
+            if fresh:
+                seen.update(fresh)
+                concepts.append(fresh)
+                count += len(fresh)
+        if count >= MAX_QUERY_TERMS:
             break
-    return (terms or stopped)[:MAX_QUERY_TERMS]
+    return concepts or stopped[:MAX_QUERY_TERMS]
+
+
+def query_terms(query: str) -> list[str]:
+    """The first MAX_QUERY_TERMS distinct search terms of a natural-language query: the
+    stems of query_concepts(), in order. A query made only of stop words keeps them, so
+    "to be or not to be" still finds the line. An empty result means: no search."""
+    return [t for concept in query_concepts(query) for t in concept][:MAX_QUERY_TERMS]
 
 
 def _marked_spans(text: str, terms: frozenset[str]) -> Iterator[tuple[int, int, bool]]:
@@ -257,9 +330,12 @@ def _finish(pieces: list[tuple[str, bool]], cut_end: bool, cut_start: bool,
 
 @dataclass(frozen=True, slots=True)
 class SearchHit(Mappable):
-    """One search result. `rank` is the 1-based position; `score` the relevance;
-    `snippet` the excerpt around the best match (see snippet()), made when first read so
-    callers that never read it do not pay for it; `truncated` whether content was cut."""
+    """One search result. `rank` is the 1-based position; `score` the word relevance
+    (BM25); `snippet` the excerpt around the best match (see snippet()), made when first
+    read so callers that never read it do not pay for it; `truncated` whether content was
+    cut; `superseded_by` the id of a newer hit on the same subject that reads as a
+    correction (see rerank()); `copies` how many hits had this very text (the newest is
+    shown)."""
 
     id: str
     session_id: str
@@ -269,6 +345,8 @@ class SearchHit(Mappable):
     rank: int
     score: float
     truncated: bool = False
+    superseded_by: str | None = None
+    copies: int = 1
     _terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
     _text: str | None = field(default=None, repr=False, compare=False)  # before any cut
     _snippet: str | None = field(default=None, init=False, repr=False, compare=False)
@@ -295,6 +373,8 @@ class SearchHit(Mappable):
             "score": self.score,
             "snippet": self.snippet,
             "truncated": self.truncated,
+            "superseded_by": self.superseded_by,
+            "copies": self.copies,
         }
 
 
@@ -311,6 +391,164 @@ def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -
             hit, content=hit.content[:MAX_HIT_CHARS] if cut else hit.content, truncated=cut,
             _terms=tuple(terms), _text=hit.content))
     return shaped
+
+
+# ------------------------------------------------------------------ re-ranking
+CANDIDATE_FLOOR = 50  # re-ranking looks at this many word-ranked hits at least ...
+CANDIDATE_FACTOR = 3  # ... or limit times this, up to MAX_CANDIDATES
+MAX_CANDIDATES = 400
+COVERAGE_SCAN_CHARS = 20_000  # what a candidate's subject is read from (its start)
+
+# Words and phrases with which a message corrects or updates an earlier one. Latin ones
+# are matched as whole words of the normalised text (casefolded, no diacritics); CJK ones
+# as substrings.
+CORRECTION_CUES = (
+    "actually", "now", "no longer", "anymore", "any more", "not any more", "changed",
+    "change", "changes", "switched", "moved", "updated", "correction",
+    "corrected", "instead", "raised", "increased", "went up", "went down", "dropped",
+    "lowered", "reduced", "rescheduled", "postponed", "replaced", "sold", "from now on",
+    "turns out", "jetzt", "nun", "inzwischen", "mittlerweile", "nicht mehr", "korrektur",
+    "geandert", "anderung", "gewechselt", "verschoben", "stattdessen", "erhoht",
+    "en fait", "desormais", "maintenant", "ne plus", "n'est plus", "change", "changement",
+    "augmente", "demenage", "au lieu", "mis a jour", "en realidad", "ahora", "ya no",
+    "cambio", "cambiado", "movio", "actualizado", "correccion", "subio", "en vez",
+)
+CJK_CORRECTION_CUES = ("现在", "更正", "改成", "改为", "变成", "涨到", "换成", "不再", "其实",
+                       "変更", "訂正", "今は", "実は", "になりました", "に変わ")
+_CUE = re.compile(
+    r"(?<![^\W_])(?:" + "|".join(re.escape(c) for c in sorted(set(CORRECTION_CUES), key=len,
+                                                                  reverse=True))
+    + r")(?![^\W_])|" + "|".join(map(re.escape, CJK_CORRECTION_CUES)))
+
+
+# Text between these is one clause: a cue corrects what its own clause says.
+_CLAUSE = re.compile(r"[.;!?\n\u3002\uff01\uff1f\uff1b]+(?:\s|$)|[:\uff1a](?:\s|$)|[\u3002\uff1f\uff01]")
+# A short lead-in ending in a colon ("Update:", "Korrektur:") marks the whole message.
+LEAD_IN_CUES = frozenset({"update", "correction", "korrektur", "anderung", "cambio",
+                          "correccion", "changement", "mise a jour", "更正", "訂正", "変更"})
+
+
+def corrected_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
+    """The `terms` that `text` says something new about: those in a clause holding a
+    correction cue (CORRECTION_CUES: "actually", "now", "no longer", "switched", ...), or
+    all of them after a lead-in such as "Update:". Empty: not a correction."""
+    clauses = _CLAUSE.split(_normalise(text[:COVERAGE_SCAN_CHARS]))
+    if len(clauses) > 1 and clauses[0].strip() in LEAD_IN_CUES:
+        return matched_terms(text, terms)
+    found: set[str] = set()
+    for clause in clauses:
+        if _CUE.search(clause):
+            found |= matched_terms(clause, terms)
+    return frozenset(found)
+
+
+def candidate_window(limit: int) -> int:
+    """How many word-ranked hits to fetch so re-ranking and collapsing can fill `limit`."""
+    return min(MAX_CANDIDATES, max(CANDIDATE_FLOOR, limit * CANDIDATE_FACTOR))
+
+
+def matched_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
+    """The `terms` the index files `text` under (read from its first COVERAGE_SCAN_CHARS)."""
+    text = text[:COVERAGE_SCAN_CHARS]
+    if text.isascii():
+        pattern = _candidates(terms)
+        if pattern is None:
+            return frozenset()
+        return frozenset(
+            stem for m in pattern.finditer(text)
+            if (stem := _stem(m.group(0)[:MAX_TOKEN_CHARS].lower())) in terms)
+    return frozenset(index_tokens(text)) & terms
+
+
+def _same_text_key(hit: SearchHit) -> str:
+    return " ".join(hit.content.split())
+
+
+def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit: int
+           ) -> list[SearchHit]:
+    """The word-ranked candidates (best first, as the database ranked them) re-ranked for
+    an agent, then cut to `limit` and numbered. A pure function of the candidates' order,
+    texts and dates, so both databases give the same answer.
+
+    1. Hits holding every concept of the query first (a concept is a word with its stem
+       variants: the database only knows terms), otherwise the database's order.
+    2. Identical texts (whitespace aside) collapse into the newest copy, at the place of
+       the best-ranked one; `copies` counts them.
+    3. Supersession: a newer hit on the same subject as an older one (they share two query
+       concepts, or the older holds one, which the newer holds too and which is the
+       query's rarest among the candidates) that reads as a correction (CORRECTION_CUES)
+       marks the older one `superseded_by` it and moves just above it.
+    """
+    terms = frozenset(t for c in concepts for t in c)
+    covered = []
+    for hit in hits:
+        found = matched_terms(hit.content, terms)
+        covered.append(frozenset(i for i, c in enumerate(concepts) if found.intersection(c)))
+    order = list(range(len(hits)))
+    if any(len(c) > 1 for c in concepts):  # variants: the database's all-terms tier is off
+        everything = frozenset(range(len(concepts)))
+        order.sort(key=lambda i: covered[i] != everything)
+
+    # Collapse identical texts into the newest copy.
+    groups: dict[str, list[int]] = {}
+    for i in order:
+        groups.setdefault(_same_text_key(hits[i]), []).append(i)
+    kept: list[tuple[int, int]] = []  # (index of the shown copy, copies)
+    for i in order:
+        group = groups[_same_text_key(hits[i])]
+        if group[0] != i:
+            continue
+        newest = max(group, key=lambda j: (hits[j].created_at, -order.index(j)))
+        kept.append((newest, len(group)))
+
+    # Supersession: corrections climb above what they correct.
+    superseded: dict[int, int] = {}
+    result = list(kept)
+    position = {i: p for p, (i, _) in enumerate(kept)}
+    corrections: dict[int, frozenset[int]] = {}  # hit -> the concepts it corrects
+    for i, _n in kept:
+        if covered[i]:
+            said = corrected_terms(hits[i].content, terms)
+            if said:
+                corrections[i] = frozenset(c for c in covered[i] if said.intersection(concepts[c]))
+    df = [sum(c in covered[i] for i, _ in kept) for c in range(len(concepts))]
+    rarest = frozenset(c for c, n in enumerate(df) if n and n == min(x for x in df if x))
+
+    def same_subject(new: int, old: int) -> bool:
+        shared = covered[new] & covered[old]
+        if not shared & corrections[new]:  # the correction is about something else
+            return False
+        if len(shared) >= 2:
+            return True
+        # One word in common: all the old hit holds, and the query's rarest word.
+        return len(shared) == 1 and shared == covered[old] and bool(shared & rarest)
+
+    for old, _n in kept:
+        if not covered[old]:
+            continue
+        newer = [i for i in corrections if i != old and same_subject(i, old)
+                 and hits[i].created_at > hits[old].created_at]
+        if newer:
+            superseded[old] = max(newer, key=lambda i: (hits[i].created_at, -position[i]))
+    # Each superseding hit moves above the best-placed hit it supersedes, once, in the order
+    # of the hits it supersedes (so chains of corrections end newest first).
+    moved: set[int] = set()
+    for old, _n in kept:
+        new = superseded.get(old)
+        if new is None or new in moved:
+            continue
+        at = next(p for p, (i, _) in enumerate(result) if i == old)
+        now = next(p for p, (i, _) in enumerate(result) if i == new)
+        if now > at:
+            result.insert(at, result.pop(now))
+        moved.add(new)
+
+    out = []
+    for rank, (i, copies) in enumerate(result[:limit], start=1):
+        new = superseded.get(i)
+        out.append(replace(hits[i], rank=rank, copies=copies,
+                           superseded_by=None if new is None else hits[new].id))
+    return out
 
 
 def clamp_limit(limit: Any, default: int) -> int:

@@ -18,7 +18,7 @@ from .events import Event, EventType, Status
 from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
-from .search import SearchHit, clamp_limit, query_terms, shape_hits
+from .search import SearchHit, candidate_window, clamp_limit, query_concepts, rerank, shape_hits
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
 from .tree import Compaction, PathPage, TreeRow, apply_overlays, hide_unloaded_skills
@@ -221,12 +221,14 @@ class Session:
         """Messages of this session matching any word of `query`, best first, each with a
         snippet. Query text of any length is words: its first MAX_QUERY_TERMS terms count.
         full=False cuts each hit's content to MAX_HIT_CHARS (and sets `truncated`)."""
-        terms = query_terms(query)
+        concepts = query_concepts(query)
+        terms = [t for c in concepts for t in c]
+        limit = clamp_limit(limit, 10)
         hits = self.storage.search(
             agent_id=self.agent_id, session_id=self.id, terms=terms,
-            limit=clamp_limit(limit, 10),
+            limit=candidate_window(limit),
         )
-        return shape_hits(hits, terms, full=full)
+        return shape_hits(rerank(hits, concepts, limit), terms, full=full)
 
     # ------------------------------------------------------------- compactions
     def add_compaction(self, summary: str, from_id: str, to_id: str) -> Compaction:

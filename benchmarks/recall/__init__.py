@@ -1,0 +1,10 @@
+"""The recall set: agent-phrased questions over sessions written for Arbor's search.
+
+`python -m benchmarks.recall` runs it alone on a throwaway database (SQLite, or the
+PostgreSQL server DATABASE_URL names); `make bench` runs it after the timed benchmarks.
+The data is in sessions_*.json beside this file (see README.md there).
+"""
+
+from .harness import Report, evaluate, run
+
+__all__ = ["Report", "evaluate", "run"]

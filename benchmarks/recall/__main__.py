@@ -1,0 +1,30 @@
+"""`python -m benchmarks.recall [--misses]`: the recall set alone, on a throwaway database."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.recall", description=__doc__)
+    parser.add_argument("--misses", action="store_true",
+                        help="list the questions whose answer is not the top hit")
+    args = parser.parse_args(argv)
+    from .. import database
+
+    # Its own throwaway database, so a `make bench` running beside it keeps arbor_bench.
+    database.BENCH_DB = f"arbor_recall_{os.getpid()}"
+    with database.throwaway():
+        from . import harness
+
+        report = harness.run(lambda m: print(m, file=sys.stderr))
+    if args.misses:
+        print(report.misses_text())
+    print(report.table())
+    return 1 if report.misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

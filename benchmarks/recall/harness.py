@@ -1,0 +1,223 @@
+"""Loads the recall set into a fresh agent through the engine and scores agent-wide search.
+
+Each question names the messages that answer it (`a`), or, for a corrected fact, the
+current statement (`current`) and what it corrects (`stale`). Arbor's ranking is measured
+beside the plain word ranking (BM25 from the database, all-terms matches first: the
+ranking before re-ranking, with the query words split as before query hygiene) in the
+same run, on the same data.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_core import SessionManager
+from memory_core.search import STOP_WORDS, _iter_words, _stem
+
+HERE = Path(__file__).resolve().parent
+K = 10  # hits asked for per question
+TARGET_R5 = 90.0
+TARGET_CORRECTED_FIRST = 50.0
+MAX_CATEGORY_LOSS = 2.0  # points of R@5 or R@1 a category may lose to plain BM25
+CATEGORIES = ("fact", "correction", "duplicate", "tool", "date", "split", "cjk", "wordform")
+
+
+@dataclass
+class Question:
+    text: str
+    category: str
+    language: str
+    answers: frozenset[str]
+    stale: frozenset[str] = frozenset()
+
+
+@dataclass
+class Scores:
+    """Per-question first relevant rank (None: not in the top K) and corrected-first flags."""
+
+    ranks: list[int | None] = field(default_factory=list)
+    first_is_current: list[bool] = field(default_factory=list)
+
+    def recall(self, k: int) -> float:
+        return 100.0 * sum(r is not None and r <= k for r in self.ranks) / max(len(self.ranks), 1)
+
+    def mrr(self) -> float:
+        return sum(1.0 / r for r in self.ranks if r) / max(len(self.ranks), 1)
+
+    def corrected_first(self) -> float:
+        flags = self.first_is_current
+        return 100.0 * sum(flags) / max(len(flags), 1)
+
+
+@dataclass
+class Report:
+    vendor: str
+    questions: int
+    sessions: int
+    messages: int
+    seconds: float
+    arbor: dict[str, Scores]  # "all", each category, each language
+    plain: dict[str, Scores]
+    misses: list[str]
+    details: list[tuple[Question, list[str], list[str]]] = field(default_factory=list)
+
+    def misses_text(self) -> str:
+        """Questions whose top hit is not an answer: Arbor's and plain BM25's top 3."""
+        lines = []
+        for q, new, old in self.details:
+            if new[:1] and _relevant(new[0], q.answers):
+                continue
+            lines.append(f"[{q.category}] {q.text}  answers={sorted(q.answers)}\n"
+                         f"    arbor: {new[:3]}\n    bm25:  {old[:3]}")
+        return "\n".join(lines)
+
+    def table(self) -> str:
+        title = (f"Recall set on {self.vendor}: {self.questions} questions over "
+                 f"{self.sessions} sessions ({self.messages} messages), agent-wide search, "
+                 f"{self.seconds:.1f}s")
+        rows = [title, f"{'':<16}{'n':>4}  {'R@1':>11}  {'R@5':>11}  {'MRR':>11}  "
+                f"{'fixed first':>11}", f"{'':<16}{'':>4}  " + "  ".join(
+                    [f"{'arbor/bm25':>11}"] * 4)]
+        for key in ("all", *CATEGORIES, *sorted(k for k in self.arbor if k.startswith("lang:"))):
+            if key not in self.arbor:
+                continue
+            a, p = self.arbor[key], self.plain[key]
+            fixed = (f"{a.corrected_first():5.1f}/{p.corrected_first():<5.1f}"
+                     if a.first_is_current else f"{'':>11}")
+            rows.append(
+                f"{key:<16}{len(a.ranks):>4}  {a.recall(1):5.1f}/{p.recall(1):<5.1f}  "
+                f"{a.recall(5):5.1f}/{p.recall(5):<5.1f}  {a.mrr():5.3f}/{p.mrr():<5.3f}  {fixed}")
+        rows.append(f"targets: R@5 >= {TARGET_R5:.0f}, corrected fact first >= "
+                    f"{TARGET_CORRECTED_FIRST:.0f}%, no category more than "
+                    f"{MAX_CATEGORY_LOSS:.0f} points below plain BM25 (R@1, R@5)")
+        rows.append("recall targets: " + ("all met" if not self.misses else
+                                          "MISSED: " + "; ".join(self.misses)))
+        return "\n".join(rows)
+
+
+def load_set(paths: Iterable[Path] | None = None) -> tuple[list[dict[str, Any]], list[Question]]:
+    sessions: list[dict[str, Any]] = []
+    questions: list[Question] = []
+    for path in paths or sorted(HERE.glob("sessions_*.json")):
+        for s in json.loads(path.read_text(encoding="utf-8"))["sessions"]:
+            sessions.append(s)
+            for q in s["questions"]:
+                answers = q.get("current") or q["a"]
+                questions.append(Question(q["q"], q["cat"], q.get("lang", s.get("lang", "en")),
+                                          frozenset(answers), frozenset(q.get("stale", ()))))
+    return sessions, questions
+
+
+def _messages(entries: Sequence[Any]) -> list[dict[str, Any]]:
+    """The set's compact entries as engine messages: [id, role, text(, copies)] (copies get
+    ids id-dup1, id-dup2, ...), or a tool call with its result ({id, tool, input, output}:
+    the result message gets the id, the call id-call)."""
+    out: list[dict[str, Any]] = []
+    for e in entries:
+        if isinstance(e, dict):
+            call = f"call_{e['id']}"
+            out.append({"id": f"{e['id']}-call", "role": "assistant", "parts": [
+                {"type": "tool-call", "toolCallId": call, "toolName": e["tool"],
+                 "input": e["input"]}]})
+            out.append({"id": e["id"], "role": "tool", "parts": [
+                {"type": "tool-result", "toolCallId": call, "toolName": e["tool"],
+                 "output": e["output"]}]})
+            continue
+        copies = e[3] if len(e) > 3 else 1
+        for n in range(copies):
+            mid = e[0] if copies == 1 else f"{e[0]}-dup{n + 1}"
+            out.append({"id": mid, "role": e[1], "content": e[2]})
+    return out
+
+
+def load(manager: SessionManager, sessions: Sequence[dict[str, Any]]) -> int:
+    """Append every session in order (so later sessions are newer); messages appended."""
+    count = 0
+    for s in sessions:
+        session = manager.get_session(manager.create(s["name"]).id)
+        messages = _messages(s["messages"])
+        session.append_messages(messages)
+        count += len(messages)
+    return count
+
+
+def _relevant(hit_id: str, ids: frozenset[str]) -> bool:
+    return hit_id in ids or hit_id.split("-dup")[0] in ids
+
+
+def plain_terms(query: str) -> list[str]:
+    """Query words as Arbor split them before query hygiene: every word but English stop
+    words, stemmed (contraction fragments included)."""
+    terms: list[str] = []
+    stopped: list[str] = []
+    for word, spaceless in _iter_words(query):
+        bucket = stopped if not spaceless and word in STOP_WORDS else terms
+        grams = [word[i:i + 2] for i in range(max(len(word) - 1, 1))] if spaceless else [
+            _stem(word[:64])]
+        bucket.extend(g for g in grams if g not in bucket)
+    return (terms or stopped)[:64]
+
+
+def evaluate(manager: SessionManager, questions: Sequence[Question],
+             details: list[tuple[Question, list[str], list[str]]] | None = None,
+             ) -> tuple[dict[str, Scores], dict[str, Scores]]:
+    arbor: dict[str, Scores] = {}
+    plain: dict[str, Scores] = {}
+    for q in questions:
+        new = [h.id for h in manager.search(q.text, K)]
+        terms = plain_terms(q.text)
+        old = [h.id for h in manager.storage.search(
+            agent_id=manager.agent_id, session_id=None, terms=terms, limit=K)] if terms else []
+        if details is not None:
+            details.append((q, new, old))
+        for scores, ids in ((arbor, new), (plain, old)):
+            rank = next((i + 1 for i, h in enumerate(ids) if _relevant(h, q.answers)), None)
+            for key in ("all", q.category, f"lang:{q.language}"):
+                s = scores.setdefault(key, Scores())
+                s.ranks.append(rank)
+                if q.stale:
+                    s.first_is_current.append(bool(ids) and _relevant(ids[0], q.answers))
+    return arbor, plain
+
+
+def _misses(arbor: dict[str, Scores], plain: dict[str, Scores]) -> list[str]:
+    misses = []
+    if arbor["all"].recall(5) < TARGET_R5:
+        misses.append(f"R@5 {arbor['all'].recall(5):.1f} < {TARGET_R5:.0f}")
+    if arbor["all"].corrected_first() < TARGET_CORRECTED_FIRST:
+        misses.append(f"corrected fact first {arbor['all'].corrected_first():.1f}% < "
+                      f"{TARGET_CORRECTED_FIRST:.0f}%")
+    for cat in CATEGORIES:
+        if cat not in arbor:
+            continue
+        for k in (1, 5):
+            loss = plain[cat].recall(k) - arbor[cat].recall(k)
+            if loss > MAX_CATEGORY_LOSS:
+                misses.append(f"{cat} R@{k} {arbor[cat].recall(k):.1f} is {loss:.1f} points "
+                              f"below plain BM25")
+    return misses
+
+
+def run(progress: Callable[[str], None] = lambda _m: None) -> Report:
+    """Load the set into a new agent of the current Django database and score it."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from sessions_app.models import Agent
+
+    started = time.perf_counter()
+    sessions, questions = load_set()
+    user, _ = get_user_model().objects.get_or_create(username="arbor-recall")
+    manager = SessionManager.for_agent(Agent.objects.create(owner=user, name="recall set"))
+    progress(f"recall set: loading {len(sessions)} sessions")
+    messages = load(manager, sessions)
+    progress(f"recall set: {len(questions)} questions")
+    details: list[tuple[Question, list[str], list[str]]] = []
+    arbor, plain = evaluate(manager, questions, details)
+    return Report(connection.vendor, len(questions), len(sessions), messages,
+                  time.perf_counter() - started, arbor, plain, _misses(arbor, plain), details)
