@@ -141,3 +141,35 @@ def test_resources_prompt_and_blocks(transport: str, world: World) -> None:
     # another tenant's session answers exactly as a missing one
     assert out["errors"][0] == f"session {world.mallory_session_id} not found"
     assert "ghost" in out["errors"][1] and "arbor://sessions/" in out["errors"][2]
+
+
+def test_a_write_over_http_reaches_live_subscribers(world: World, daphne_base: str) -> None:
+    """The daphne that serves /mcp/ publishes the write's events to the session's
+    WebSocket subscribers, as a JSON API write does."""
+    import asyncio
+
+    from websockets.asyncio.client import connect as ws_connect
+
+    from .conftest import http_client
+
+    world.base = daphne_base
+    ws_url = daphne_base.replace("http://", "ws://") + f"/ws/sessions/{world.session_id}/"
+
+    async def main() -> list[dict[str, Any]]:
+        async with ws_connect(ws_url, additional_headers={
+                "Authorization": f"Bearer {world.key}"}) as ws:
+            hello = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert hello["type"] == "subscribed", hello
+            async with http_client(daphne_base, world.key, f"?session={world.session_id}"
+                                   ) as client:
+                await client.call_tool("set_context", {"label": "memory", "content": "tea"})
+                await client.call_tool("append_message", {"role": "user", "content": "hi"})
+            frames: list[dict[str, Any]] = []
+            while len([f for f in frames if "seq" in f]) < 2:
+                frames.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+            return [f for f in frames if "seq" in f]
+
+    frames = run(main)
+    assert [f["type"] for f in frames] == ["context.updated", "message.appended"]
+    assert frames[0]["data"]["label"] == "memory"
+    assert frames[1]["seq"] == frames[0]["seq"] + 1
