@@ -33,8 +33,8 @@ _LEAF = sql.LEAF
 _INSERT = sql.INSERT_COUNTED
 # The event each append emits: its outbox row, numbered by the same statement (events.py).
 _INSERT_EVENT = events.INSERT_EVENT["postgresql"]
-_PATH_TO_ID = sql.PATH_TO_ID
-_PATH_TO_LATEST = sql.PATH_TO_LATEST
+_PATH_TO_ID = sql.READ_TO_ID["postgresql"]
+_PATH_TO_LATEST = sql.READ_TO_LATEST["postgresql"]
 # Compaction overlays and unloaded skills of the session, read with every path.
 _VIEWS = sql.VIEWS
 _SEARCH = f"""
@@ -191,11 +191,14 @@ class RawPostgres(Traced):
         loads = orjson.loads
         with self._cursor() as cur:
             if leaf_id is None:
-                cur.execute(_PATH_TO_LATEST, (session_id,))
+                cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
             else:
-                cur.execute(_PATH_TO_ID, (session_id, leaf_id))
+                cur.execute(_PATH_TO_ID, (session_id, leaf_id, session_id, session_id))
+            rows = cur.fetchall()
+            parents = [None, *(r[0] for r in rows)]
             path = [
-                (r[0], r[1], r[2], loads(r[3]), loads(r[4]), r[5], r[6]) for r in cur.fetchall()
+                (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, r[4], r[5])
+                for r, p in zip(rows, parents, strict=False)
             ]
             cur.execute(_VIEWS, (session_id, session_id))
             cur.fetchall()

@@ -159,6 +159,9 @@ class Messages:
             if parent_id not in found:
                 _raise_missing_parent(cur, session_id, parent_id)
             parent = (found[parent_id][0], parent_id)
+            cur.execute(sql.MARK_BRANCH_UNDER, [session_id, parent[0]])
+        elif root:
+            cur.execute(sql.MARK_BRANCH_ROOT, [session_id, session_id])
         return self._insert(cur, session_id, agent_id, new, parent), INSERTED
 
     def append(
@@ -305,6 +308,7 @@ class Messages:
             scope = message_scope(session_id, agent_id)
             d.insert_messages(cur, rows, None if index_from is not None else scope)
             cur.execute(sql.LINK_PARENTS, [session_id])
+            cur.execute(sql.MARK_BRANCHED, [session_id])
             if index_from is not None:
                 d.copy_index(cur, source_session=index_from, target_session=session_id,
                              scope=scope)

@@ -24,8 +24,19 @@ LOCK_SESSION = "SELECT agent_id FROM arbor_session WHERE id = %s FOR UPDATE"
 # Counters and updated_at move only once a write has changed something.
 COUNT = ("UPDATE arbor_session SET updated_at = %s, message_count = message_count + %s, "
          "search_tokens = search_tokens + %s WHERE id = %s RETURNING agent_id")
-ZERO_COUNTS = ("UPDATE arbor_session SET updated_at = %s, message_count = 0, search_tokens = 0 "
-               "WHERE id = %s")
+ZERO_COUNTS = ("UPDATE arbor_session SET updated_at = %s, message_count = 0, search_tokens = 0, "
+               "branched = FALSE WHERE id = %s")
+# Before a message goes under an explicit parent, or in as a new root: the session is
+# branched from now on if that parent already has a child (or the session a root).
+MARK_BRANCH_UNDER = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s AND NOT branched "
+                     "AND EXISTS (SELECT 1 FROM arbor_message WHERE parent_seq = %s)")
+MARK_BRANCH_ROOT = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s AND NOT branched "
+                    "AND EXISTS (SELECT 1 FROM arbor_message WHERE session_id = %s)")
+# After a bulk insert (fork, import): whatever shape arrived.
+MARK_BRANCHED = """UPDATE arbor_session SET branched = EXISTS (
+                       SELECT 1 FROM arbor_message m WHERE m.session_id = arbor_session.id
+                       GROUP BY m.parent_seq HAVING count(*) > 1)
+                   WHERE id = %s"""
 
 INSERT_COLUMNS = ("session_id, message_id, parent_seq, parent_message_id, role, parts, "
                   "metadata, text, search_len, created_at")
@@ -85,6 +96,40 @@ ID_ANCHOR = "session_id = %s AND message_id = %s"
 LATEST_ANCHOR = f"seq = ({LATEST_LEAF})"
 PATH_TO_ID = _path_sql(ID_ANCHOR)
 PATH_TO_LATEST = _path_sql(LATEST_ANCHOR)
+
+# created_at as text each driver parses in C: SQLite's column through Django would go
+# through a Python converter per row (a third of a long read).
+CREATED_AT = {"sqlite": "m.created_at || '+00:00'", "postgresql": "m.created_at"}
+
+
+def path_read(anchor: str, vendor: str) -> str:
+    """The path from the anchor up to its root, oldest first, as (message_id, role,
+    parts, metadata or NULL when '{}', created_at, text, seq, parent_seq): each parent
+    id is the row before. An unbranched session's path is all its messages up to the
+    anchor (one index range); a branched one walks parent pointers. Either way the
+    caller checks the chain (session.branched is only a hint). Params: the anchor's,
+    the session id twice."""
+    cols = (f"m.message_id, m.role, m.parts, NULLIF(m.metadata, '{{}}'), {CREATED_AT[vendor]}, "
+            "m.text, m.seq, m.parent_seq")
+    return f"""
+    WITH RECURSIVE anchor(seq) AS (SELECT seq FROM arbor_message WHERE {anchor}),
+    shape(branched) AS (SELECT branched FROM arbor_session WHERE id = %s),
+    path(seq, parent_seq) AS (
+        SELECT seq, parent_seq FROM arbor_message
+        WHERE seq = (SELECT seq FROM anchor) AND (SELECT branched FROM shape)
+        UNION ALL
+        SELECT m.seq, m.parent_seq FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
+    )
+    SELECT {cols} FROM arbor_message m
+    WHERE m.session_id = %s AND m.seq <= (SELECT seq FROM anchor)
+      AND NOT (SELECT branched FROM shape)
+    UNION ALL
+    SELECT {cols} FROM path p JOIN arbor_message m ON m.seq = p.seq
+    ORDER BY 7"""
+
+
+READ_TO_ID = {v: path_read(ID_ANCHOR, v) for v in CREATED_AT}
+READ_TO_LATEST = {v: path_read(LATEST_ANCHOR, v) for v in CREATED_AT}
 
 
 def path_length(anchor: str) -> str:
