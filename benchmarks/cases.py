@@ -22,6 +22,7 @@ from memory_core.search import query_terms
 
 from .baseline import Baseline, agent_token, session_token
 from .corpus import Corpus
+from .peers import PEER, Peer
 from .report import Result, Target
 
 LOAD_BATCH = 1_000
@@ -52,6 +53,7 @@ class Bench:
     raw: Baseline
     corpus: Corpus = field(default_factory=Corpus)
     problems: list[str] = field(default_factory=list)
+    peer: Peer | None = None  # the append session's twin in the peer store
 
     def pair(self, name: str, manager: SessionManager | None = None) -> tuple[Session, str]:
         """A new Arbor session and a raw session with the same id and agent."""
@@ -104,30 +106,49 @@ def alternate(arbor: Callable[[], Any], raw: Callable[[], Any], rounds: int) -> 
     return statistics.median(a_times), statistics.median(r_times)
 
 
+def _p99(values: list[float]) -> float:
+    return statistics.quantiles(values, n=100)[98]
+
+
 def append(b: Bench) -> tuple[list[Result], tuple[Session, str]]:
-    """Auto-parented appends to one session, per message."""
+    """Auto-parented appends to one session, per message, beside the raw baseline and
+    the peer (blocks of 100 in turn, so all three see the same machine noise)."""
     n = b.sizes.appends
     session, sid = b.pair("append")
     messages = b.corpus.conversation(n)
+    peer = Peer(sid)
     a_ms: list[float] = []
     r_ms: list[float] = []
+    p_ms: list[float] = []
     clock = time.perf_counter
-    for start in range(0, n, 100):
-        block = messages[start : start + 100]
-        for m in block:
-            t = clock()
-            session.append_message(m)
-            a_ms.append((clock() - t) * 1e3)
-        for m in block:
-            t = clock()
-            b.raw.append(sid, m)
-            r_ms.append((clock() - t) * 1e3)
+    try:
+        for start in range(0, n, 100):
+            block = messages[start : start + 100]
+            for m in block:
+                t = clock()
+                session.append_message(m)
+                a_ms.append((clock() - t) * 1e3)
+            for m in block:
+                t = clock()
+                b.raw.append(sid, m)
+                r_ms.append((clock() - t) * 1e3)
+            for m in block:
+                t = clock()
+                peer.add(m)
+                p_ms.append((clock() - t) * 1e3)
+    finally:
+        b.peer = peer
     two = Target(2.0)
+    sqlite = connection.vendor == "sqlite"  # the peer is a SQLite store: held to it there
     return [
         Result("append_p50", f"append p50 ({n:,} to one session)", statistics.median(a_ms),
                statistics.median(r_ms), "ms/msg", two),
         Result("append_mean", f"append mean ({n:,} to one session)", statistics.fmean(a_ms),
                statistics.fmean(r_ms), "ms/msg", two),
+        Result("append_p50_peer", f"append p50 (vs {PEER})", statistics.median(a_ms),
+               statistics.median(p_ms), "ms/msg", Target(1.0) if sqlite else None),
+        Result("append_p99", f"append p99, {n:,} to one session (vs {PEER})", _p99(a_ms),
+               _p99(p_ms), "ms/msg", Target(2.0, of_ratio=False) if sqlite else None),
     ], (session, sid)
 
 
@@ -147,13 +168,23 @@ def history(b: Bench, session: Session, sid: str) -> list[Result]:
     b.check(len(got) == len(raw) == n,
             f"get_history returned {len(got)} messages, raw {len(raw)}, expected {n}")
     b.check([m.text for m in got] == [r[6] for r in raw], "get_history texts differ from raw")
-    del got, raw
+    peer = b.peer
+    items = peer.history() if peer is not None else []
+    b.check(peer is None or [i["content"] for i in items] == [m.text for m in got],
+            "the peer's history differs from Arbor's")
+    del got, raw, items
     a, r = alternate(session.get_history, lambda: b.raw.path(sid), b.sizes.rounds)
-    return [
+    results = [
         Result("get_history", f"get_history ({n:,}-msg path)", a * 1e3, r * 1e3, "ms", Target(1.5)),
         Result("get_history_queries", f"get_history queries ({short}- and {n:,}-msg paths)",
                max(counts), len(raw_queries), "queries", Target(2, of_ratio=False, exact=True)),
     ]
+    if peer is not None:
+        a, p = alternate(session.get_history, peer.history, b.sizes.rounds)
+        sqlite = connection.vendor == "sqlite"
+        results.append(Result("get_history_peer", f"get_history ({n:,}-msg path, vs {PEER})",
+                              a * 1e3, p * 1e3, "ms", Target(1.0) if sqlite else None))
+    return results
 
 
 def branches(b: Bench) -> list[Result]:

@@ -72,4 +72,6 @@ def run(
         step("done")
     finally:
         raw.close()
+        if bench.peer is not None:
+            bench.peer.close()
     return results, bench.problems

@@ -7,8 +7,9 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import engine_config
+        from . import engine_config, wal
         from .checks import require_fts5
 
         require_fts5()
         engine_config.install()
+        wal.install()
