@@ -1,35 +1,22 @@
 """MCP fixtures: two tenants with keys and a seeded session, a daphne serving /mcp/, and
-real `mcp` clients over both transports (a `manage.py arbor_mcp` subprocess for stdio).
-
-The clients run in their own event loop (anyio.run) from sync tests, so the ORM checks
-around them run plainly; rows the tests make are committed (transactional_db) for the
-server processes to see.
+which transport a test runs on (the clients are in clients.py). Rows the tests make are
+committed (transactional_db) for the server processes to see. Nothing here imports `mcp`:
+without the extra, each test module skips itself.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio
 import pytest
 
-pytest.importorskip("mcp")  # the `mcp` extra; `make install` installs it
+from memory_core import SessionManager
+from sessions_app.auth import create_key
+from tests.conftest import assistant_msg, make_agent, user_msg
+from tests.live_server import running_daphne
 
-import httpx2  # noqa: E402
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-
-from memory_core import SessionManager  # noqa: E402
-from sessions_app.auth import create_key  # noqa: E402
-from tests.conftest import assistant_msg, make_agent, user_msg  # noqa: E402
-from tests.live_server import ROOT, running_daphne, server_env  # noqa: E402
-
-T = TypeVar("T")
 TRANSPORTS = ("stdio", "http")
 
 
@@ -85,60 +72,8 @@ def daphne_base(django_db_setup: Any, django_db_blocker: Any,
         yield base
 
 
-@asynccontextmanager
-async def http_client(base: str, key: str | None, query: str = "") -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        streamable_http_client(f"{base}/mcp/{query}", http_client=http) as (read, write),
-        ClientSession(read, write) as client,
-    ):
-        await client.initialize()
-        yield client
-
-
-def stdio_params(agent_id: str, session_id: str | None = None) -> StdioServerParameters:
-    args = ["manage.py", "arbor_mcp", "--agent", agent_id]
-    if session_id is not None:
-        args += ["--session", session_id]
-    return StdioServerParameters(command=sys.executable, args=args, env=server_env(),
-                                 cwd=str(ROOT))
-
-
-@asynccontextmanager
-async def stdio_session(agent_id: str, session_id: str | None = None
-                        ) -> AsyncIterator[ClientSession]:
-    async with (
-        stdio_client(stdio_params(agent_id, session_id)) as (read, write),
-        ClientSession(read, write) as client,
-    ):
-        await client.initialize()
-        yield client
-
-
-def open_client(transport: str, world: World, session_id: str | None = None
-                ) -> Any:
-    """A connected ClientSession acting for alice, with session_id in scope if given."""
-    if transport == "stdio":
-        return stdio_session(world.agent_id, session_id)
-    return http_client(world.base, world.key, f"?session={session_id}" if session_id else "")
-
-
-def run(fn: Callable[[], Awaitable[T]]) -> T:
-    """Run async client code from a sync test (whose ORM calls stay plain)."""
-    return anyio.run(fn)
-
-
 @pytest.fixture(params=TRANSPORTS)
 def transport(request: pytest.FixtureRequest, world: World) -> str:
     if request.param == "http":
         world.base = request.getfixturevalue("daphne_base")
     return str(request.param)
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
-__all__ = ["World", "http_client", "open_client", "run", "stdio_params", "stdio_session",
-           "text_of"]

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("agents")  # the `test` extra installs openai-agents
+pytest.importorskip("mcp")  # the `mcp` extra (`make install` installs it)
 
 from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner  # noqa: E402
 from agents.mcp import MCPServerStdio, MCPServerStreamableHttp  # noqa: E402
@@ -20,7 +21,8 @@ from openai import AsyncOpenAI  # noqa: E402
 from tests.live_server import ROOT, server_env  # noqa: E402
 from tests.llm.fakes import FakeServer, Reply, openai_completion, openai_tool_call  # noqa: E402
 
-from .conftest import World, run  # noqa: E402
+from .clients import run  # noqa: E402
+from .conftest import World  # noqa: E402
 
 
 def mcp_server(transport: str, world: World) -> Any:

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessions_app import models
-from tests.api.conftest import stored_state
+import pytest
 
-from .conftest import World, open_client, run, text_of
+pytest.importorskip("mcp")  # the `mcp` extra (`make install` installs it)
+
+from sessions_app import models  # noqa: E402
+from tests.api.conftest import stored_state  # noqa: E402
+
+from .clients import open_client, run, text_of  # noqa: E402
+from .conftest import World  # noqa: E402
 
 
 def bad_calls(world: World) -> list[tuple[str, dict[str, Any], str]]:

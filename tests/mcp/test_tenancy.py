@@ -10,12 +10,15 @@ from typing import Any
 import httpx
 import pytest
 
-from sessions_app.auth import create_key, revoke
-from sessions_app.models import ApiKey
-from tests.conftest import make_agent
-from tests.live_server import ROOT, server_env
+pytest.importorskip("mcp")  # the `mcp` extra (`make install` installs it)
 
-from .conftest import World, http_client, run, text_of
+from sessions_app.auth import create_key, revoke  # noqa: E402
+from sessions_app.models import ApiKey  # noqa: E402
+from tests.conftest import make_agent  # noqa: E402
+from tests.live_server import ROOT, server_env  # noqa: E402
+
+from .clients import http_client, run, text_of  # noqa: E402
+from .conftest import World  # noqa: E402
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},

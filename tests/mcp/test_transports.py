@@ -9,11 +9,15 @@ from typing import Any
 
 import jsonschema
 import pytest
-from mcp.shared.exceptions import MCPError
 
-from sessions_app import models
+pytest.importorskip("mcp")  # the `mcp` extra (`make install` installs it)
 
-from .conftest import World, open_client, run, text_of
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from sessions_app import models  # noqa: E402
+
+from .clients import http_client, open_client, run, text_of  # noqa: E402
+from .conftest import World  # noqa: E402
 
 MEMORY_TOOLS = {"set_context", "search_context", "session_search"}
 AGENT_TOOLS = {"list_sessions", "read_history", "append_message", "search", "fork_session"}
@@ -149,8 +153,6 @@ def test_a_write_over_http_reaches_live_subscribers(world: World, daphne_base: s
     import asyncio
 
     from websockets.asyncio.client import connect as ws_connect
-
-    from .conftest import http_client
 
     world.base = daphne_base
     ws_url = daphne_base.replace("http://", "ws://") + f"/ws/sessions/{world.session_id}/"
