@@ -24,10 +24,11 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     with database.throwaway() as vendor:
-        from . import report, runner
+        from . import recall, report, runner
 
         sizes = runner.QUICK if args.quick else runner.FULL
         results, problems = runner.run(sizes)
+        recall_set = recall.run(runner._stderr)  # the recall set (benchmarks/recall/)
         version = _version(vendor)
     if args.json:
         print(report.dumps(results))
@@ -38,9 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         print(report.table(results, title=title))
         misses = report.misses(results)
         print(f"\n{len(misses)} target(s) missed{': ' + ', '.join(misses) if misses else ''}")
+    print(f"\n{recall_set.table()}", file=sys.stderr if args.json else sys.stdout)
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
-    return report.exit_status(results, problems)
+    return report.exit_status(results, problems) or (1 if recall_set.misses else 0)
 
 
 def _version(vendor: str) -> str:

@@ -146,8 +146,8 @@ def stem_variants(word: str) -> tuple[str, ...]:
     word = word[:MAX_TOKEN_CHARS]
     stem = _stem(word)
     out = [stem]
-    if len(stem) >= 6 and stem.endswith("i"):  # a final y: allergy -> allergi ~ allerg
-        out.append(stem[:-1])
+    if len(stem) >= 6 and stem.endswith("i"):  # a final y: allergy -> allergi ~ allerg,
+        out += [stem[:-1], _stem(stem[:-1])]  # delivery -> deliveri ~ deliver -> deliv
     if len(stem) >= 5 and word[len(stem):].startswith("ic") and word.startswith(stem):
         out.append(stem + "i")  # allergic -> allerg ~ allergi (allergy)
     if len(stem) >= 6 and stem[-2:] in ("is", "iz", "ys", "yz"):
@@ -403,18 +403,24 @@ COVERAGE_SCAN_CHARS = 20_000  # what a candidate's subject is read from (its sta
 # are matched as whole words of the normalised text (casefolded, no diacritics); CJK ones
 # as substrings.
 CORRECTION_CUES = (
-    "actually", "now", "no longer", "anymore", "any more", "not any more", "changed",
-    "change", "changes", "switched", "moved", "updated", "correction",
+    "actually", "no longer", "anymore", "any more", "not any more", "changed",
+    "switched", "moved", "updated", "correction",
     "corrected", "instead", "raised", "increased", "went up", "went down", "dropped",
     "lowered", "reduced", "rescheduled", "postponed", "replaced", "sold", "from now on",
-    "turns out", "jetzt", "nun", "inzwischen", "mittlerweile", "nicht mehr", "korrektur",
+    "turns out", "inzwischen", "mittlerweile", "nicht mehr", "korrektur",
     "geandert", "anderung", "gewechselt", "verschoben", "stattdessen", "erhoht",
-    "en fait", "desormais", "maintenant", "ne plus", "n'est plus", "change", "changement",
-    "augmente", "demenage", "au lieu", "mis a jour", "en realidad", "ahora", "ya no",
+    "en fait", "desormais", "ne plus", "n'est plus", "changement",
+    "augmente", "demenage", "au lieu", "mis a jour", "en realidad", "ya no",
     "cambio", "cambiado", "movio", "actualizado", "correccion", "subio", "en vez",
 )
 CJK_CORRECTION_CUES = ("现在", "更正", "改成", "改为", "变成", "涨到", "换成", "不再", "其实",
                        "変更", "訂正", "今は", "実は", "になりました", "に変わ")
+# "Now" and its equivalents: a cue only in a clause that states something ("is now",
+# "it's now on 5 July", "ahora es"), not in "deploy now" or "running the probe now".
+WEAK_CUES = ("now", "jetzt", "nun", "maintenant", "ahora")
+_WEAK_CUE = re.compile(r"(?<![^\W_])(?:" + "|".join(WEAK_CUES) + r")(?![^\W_])")
+_STATEMENT = re.compile(r"\d|(?<![^\W_])(?:is|are|am|s|m|re|ist|sind|est|sont|es|son|esta|"
+                        r"estan)(?![^\W_])")
 _CUE = re.compile(
     r"(?<![^\W_])(?:" + "|".join(re.escape(c) for c in sorted(set(CORRECTION_CUES), key=len,
                                                                   reverse=True))
@@ -424,20 +430,21 @@ _CUE = re.compile(
 # Text between these is one clause: a cue corrects what its own clause says.
 _CLAUSE = re.compile(r"[.;!?\n\u3002\uff01\uff1f\uff1b]+(?:\s|$)|[:\uff1a](?:\s|$)|[\u3002\uff1f\uff01]")
 # A short lead-in ending in a colon ("Update:", "Korrektur:") marks the whole message.
-LEAD_IN_CUES = frozenset({"update", "correction", "korrektur", "anderung", "cambio",
+LEAD_IN_CUES = frozenset({"update", "updated", "correction", "korrektur", "anderung", "cambio",
                           "correccion", "changement", "mise a jour", "更正", "訂正", "変更"})
 
 
 def corrected_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
     """The `terms` that `text` says something new about: those in a clause holding a
-    correction cue (CORRECTION_CUES: "actually", "now", "no longer", "switched", ...), or
-    all of them after a lead-in such as "Update:". Empty: not a correction."""
+    correction cue (CORRECTION_CUES: "actually", "no longer", "switched", ...; or WEAK_CUES
+    in a statement), or all of them after a lead-in such as "Update:". Empty: not a
+    correction."""
     clauses = _CLAUSE.split(_normalise(text[:COVERAGE_SCAN_CHARS]))
     if len(clauses) > 1 and clauses[0].strip() in LEAD_IN_CUES:
         return matched_terms(text, terms)
     found: set[str] = set()
     for clause in clauses:
-        if _CUE.search(clause):
+        if _CUE.search(clause) or (_WEAK_CUE.search(clause) and _STATEMENT.search(clause)):
             found |= matched_terms(clause, terms)
     return frozenset(found)
 
@@ -475,9 +482,9 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
     2. Identical texts (whitespace aside) collapse into the newest copy, at the place of
        the best-ranked one; `copies` counts them.
     3. Supersession: a newer hit on the same subject as an older one (they share two query
-       concepts, or the older holds one, which the newer holds too and which is the
-       query's rarest among the candidates) that reads as a correction (CORRECTION_CUES)
-       marks the older one `superseded_by` it and moves just above it.
+       concepts, or the query's rarest among the candidates) that corrects what it says
+       about one of them (corrected_terms) marks the older one `superseded_by` it and
+       moves just above it.
     """
     terms = frozenset(t for c in concepts for t in c)
     covered = []
@@ -520,8 +527,8 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
             return False
         if len(shared) >= 2:
             return True
-        # One word in common: all the old hit holds, and the query's rarest word.
-        return len(shared) == 1 and shared == covered[old] and bool(shared & rarest)
+        # One word in common: the query's rarest among the candidates.
+        return bool(shared & rarest)
 
     for old, _n in kept:
         if not covered[old]:

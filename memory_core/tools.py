@@ -240,22 +240,28 @@ def _search_context(ctx: SessionContext, blocks: list[Block]) -> Tool:
     )
 
 
+def _hit_line(h: SearchHit) -> str:
+    """One hit for a model: date, where, who, the excerpt; then whether a newer hit
+    corrects it and how many identical copies it stands for."""
+    notes = [f"later corrected by {h.superseded_by}"] if h.superseded_by else []
+    notes += [f"copies: {h.copies}"] if h.copies > 1 else []
+    return (f"- {h.created_at:%Y-%m-%d %H:%M} [session {h.session_id}] [id {h.id}] {h.role}: "
+            f"{plain_text(h.snippet)}" + (f" ({'; '.join(notes)})" if notes else ""))
+
+
 def session_search_tool(search: Callable[[str, int], Sequence[SearchHit]]) -> Tool:
     def run(args: Mapping[str, Any]) -> str:
         hits = search(args["query"], args.get("limit") or 10)
         if not hits:
             return f"No past messages match '{args['query']}'."
-        return "\n".join(
-            f"- {h.created_at:%Y-%m-%d %H:%M} [session {h.session_id}] {h.role}: "
-            f"{plain_text(h.snippet)}"
-            for h in hits
-        )
+        return "\n".join(_hit_line(h) for h in hits)
 
     return Tool(
         "session_search",
         "Search the messages of your past sessions (not this one). Each hit shows its "
-        "date and an excerpt around the match, so a later correction can be told from "
-        "what it corrects.",
+        "date, id and an excerpt around the match; a hit a newer one corrects says "
+        "'later corrected by <id>' (the correction ranks above it), and repeated texts "
+        "show once with their number of copies.",
         {"type": "object", "properties": {
             "query": {"type": "string", "description": "Words or a question."},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50,

@@ -313,9 +313,14 @@ class SearchHitOut(Schema):
     snippet: str = Field(description="A short excerpt around the best match: HTML-escaped, "
                          "matched words in <mark></mark>.")
     truncated: bool = Field(description="Whether content was cut.")
-    created_at: datetime
+    created_at: datetime = Field(description="When the message was written: tells a later "
+                                 "correction from what it corrects.")
     rank: int
     score: float
+    superseded_by: str | None = Field(None, description="The id of a newer hit in these "
+                                      "results, on the same subject, that reads as a "
+                                      "correction of this one (it ranks above it); null if none.")
+    copies: int = Field(1, description="How many hits had this very text; the newest is shown.")
 
 
 class SearchOut(Schema):

@@ -28,7 +28,8 @@ def test_session_search_ranks_hits_in_the_exact_order(api, session_id):
                                         "deploy-long"]
     assert [h["rank"] for h in items] == [1, 2, 3, 4, 5]
     assert set(items[0]) == {"id", "session_id", "role", "content", "snippet", "truncated",
-                             "created_at", "rank", "score"}
+                             "created_at", "rank", "score", "superseded_by", "copies"}
+    assert (items[0]["superseded_by"], items[0]["copies"]) == (None, 1)
 
 
 def test_agent_search_spans_sessions(api, agent_id, session_id, conversation):
@@ -121,3 +122,16 @@ def test_openapi_documents_snippet_full_and_no_query_length_limit(api):
         params = {p["name"]: p for p in doc["paths"][path]["get"]["parameters"]}
         assert "maxLength" not in params["q"]["schema"]
         assert params["full"]["schema"]["type"] == "boolean"
+
+
+def test_hits_say_which_newer_hit_corrects_them_and_count_copies(api, agent_id, session_id):
+    append(api, session_id, user_msg("The rent is 1650 euros a month.", id="old"))
+    for n in range(3):
+        append(api, session_id, assistant_msg("Noted the rent.", id=f"copy-{n}"))
+    append(api, session_id, user_msg("Actually the rent went up to 1740 euros.", id="new"))
+    items = ok(api.get(f"/agents/{agent_id}/search", q="what is the rent now?"))["items"]
+    by_id = {h["id"]: h for h in items}
+    assert [h["id"] for h in items].index("new") < [h["id"] for h in items].index("old")
+    assert by_id["old"]["superseded_by"] == "new" and by_id["new"]["superseded_by"] is None
+    assert by_id["copy-2"]["copies"] == 3 and "copy-0" not in by_id
+    assert all(h["created_at"] for h in items)

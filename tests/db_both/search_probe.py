@@ -134,7 +134,7 @@ def _hits(hits: list[Any], names: dict[str, str]) -> list[dict[str, Any]]:
     return [
         {"id": h.id, "session": names.get(h.session_id, "?" + h.session_id), "role": h.role,
          "rank": h.rank, "score": h.score, "created_at": h.created_at.isoformat(),
-         "snippet": h.snippet}
+         "snippet": h.snippet, "superseded_by": h.superseded_by, "copies": h.copies}
         for h in hits
     ]
 

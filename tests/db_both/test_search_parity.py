@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from memory_core.messages import project_text, tool_calls_in
-from memory_core.search import index_tokens, query_terms
+from memory_core.search import index_tokens, query_concepts, query_terms
 from tests.db_both import search_probe
 from tests.db_both.search_probe import CORPUS, DELETED, OTHER_AGENT, QUERIES, SYNTAX_WORDS, UPSERTED
 
@@ -231,15 +231,20 @@ def test_empty_query_returns_nothing(results):
 
 
 def test_all_words_rank_above_some_words_then_by_score(results):
+    """All query words (a word: any of its stem variants) first, then by score, but for
+    corrections, which move above what they supersede."""
     for key, result in results.items():
-        terms = set(query_terms(result["query"]))
+        concepts = query_concepts(result["query"])
+        terms = {t for c in concepts for t in c}
         if not terms:
             continue
         for scope, hits in _scopes(result).items():
-            tiers = [terms <= TOKENS[h["id"]] for h in hits]
+            tiers = [all(set(c) & TOKENS[h["id"]] for c in concepts) for h in hits]
             assert tiers == sorted(tiers, reverse=True), f"{key} at {scope}: {_ids(hits)}"
+            moved = {h["superseded_by"] for h in hits}
             for tier in (True, False):
-                scores = [h["score"] for h, t in zip(hits, tiers, strict=True) if t is tier]
+                scores = [h["score"] for h, t in zip(hits, tiers, strict=True)
+                          if t is tier and h["id"] not in moved]
                 assert scores == sorted(scores, reverse=True), f"{key} at {scope}"
             for h in hits:  # any word matches
                 assert terms & TOKENS[h["id"]], f"{key}: {h['id']} holds no query word"

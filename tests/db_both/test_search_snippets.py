@@ -145,9 +145,10 @@ def test_agent_search_ranks_in_the_exact_order_with_ties_newest_first(manager):
                                        "previous one is still marked as open.", id="acme-2"),
                          user_msg("Invoices go out monthly.", id="invoice")])
     hits = manager.search("is the acme invoice overdue?")
-    # All three words; then two words (shorter first, equal texts newest first); then one.
-    assert ids(hits) == ["acme", "tie-new", "tie-old", "acme-2", "invoice"]
-    assert hits[1].score == hits[2].score
+    # All three words; then two words (shorter first; equal texts are one hit, the newest
+    # copy); then one.
+    assert ids(hits) == ["acme", "tie-new", "acme-2", "invoice"]
+    assert [h.copies for h in hits] == [1, 2, 1, 1]
 
 
 def test_exclude_session_id_of_any_text_is_never_an_error(manager, session):
