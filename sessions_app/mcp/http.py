@@ -8,7 +8,8 @@
 Stateless, JSON responses: each request carries its key and stands alone, so it works
 with several daphne workers and needs no sticky sessions (the tools never call back to
 the client). A missing or revoked key is a 401, a session or agent the key cannot reach a
-404, both in the JSON API's error shape, before the MCP layer sees the request.
+404, both in the JSON API's error shape, before the MCP layer sees the request; a body
+over ARBOR_MAX_BODY_BYTES is a 413, as in the JSON API.
 
 Daphne does not run the ASGI lifespan, so the SDK's session manager (whose task group the
 transport needs) is started by the first request, in a task of its own that lives as
@@ -22,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
 
 from memory_core import ArborError
@@ -66,7 +68,8 @@ async def _error(send: Any, status: int, detail: str, code: str,
 def _bearer(scope: Scope) -> str:
     for name, value in scope["headers"]:
         if name == b"authorization":
-            kind, _, token = value.decode("latin-1").partition(" ")
+            text: str = value.decode("latin-1")
+            kind, _, token = text.partition(" ")
             if kind.lower() == "bearer":
                 return token.strip()
     return ""
@@ -87,14 +90,22 @@ def _resolve(token: str, query: dict[str, list[str]]) -> McpScope | None:
 
 def _one(query: dict[str, list[str]], name: str) -> str | None:
     values = query.get(name)
-    return values[-1] if values else None
+    return str(values[-1]) if values else None
+
+
+def _scope_of(ctx: Any) -> McpScope:
+    """The scope __call__ resolved for this HTTP request."""
+    if ctx.request is None:  # not an HTTP request: nothing to act for
+        raise RuntimeError("an MCP request without its HTTP request")
+    found: McpScope = ctx.request.scope[SCOPE_KEY]
+    return found
 
 
 class McpEndpoint:
     def __init__(self) -> None:
         from .server import build_server
 
-        self.server = build_server(lambda ctx: ctx.request.scope[SCOPE_KEY])
+        self.server = build_server(_scope_of)
         self._manager: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Event | None = None
@@ -122,7 +133,8 @@ class McpEndpoint:
 
             self._loop, self._ready = loop, asyncio.Event()
             self._manager = StreamableHTTPSessionManager(
-                app=self.server, stateless=True, json_response=True)
+                app=self.server, stateless=True, json_response=True,
+                max_request_body_size=settings.ARBOR_MAX_BODY_BYTES)
             self._task = loop.create_task(self._run(self._manager, self._ready))
         assert self._ready is not None
         await self._ready.wait()

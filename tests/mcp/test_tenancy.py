@@ -59,6 +59,16 @@ def test_a_foreign_session_in_scope_is_missing(world_http: World) -> None:
                 ).status_code == 404
 
 
+def test_a_body_over_the_limit_is_refused(world_http: World) -> None:
+    from django.conf import settings
+
+    big = {**INITIALIZE, "params": {**INITIALIZE["params"],
+                                    "pad": "x" * (settings.ARBOR_MAX_BODY_BYTES + 1)}}
+    answer = httpx.post(f"{world_http.base}/mcp/", json=big, timeout=30, headers={
+        **ACCEPT, "Authorization": f"Bearer {world_http.key}"})
+    assert answer.status_code == 413
+
+
 def test_each_key_sees_its_own_agent(world_http: World) -> None:
     async def main() -> Any:
         async with http_client(world_http.base, world_http.mallory_key) as client:
