@@ -355,7 +355,8 @@ class SessionManager:
         exclude_session_id: str | None = None,
     ) -> builtins.list[SearchHit]:
         """Messages of all the agent's sessions (but exclude_session_id) matching any word
-        of `query`, best first, each with a snippet; full=False as in Session.search."""
+        of `query`, best first, each with a snippet; re-ranked and full=False as in
+        Session.search."""
         concepts = query_concepts(query)
         terms = [t for c in concepts for t in c]
         limit = clamp_limit(limit, 20)

@@ -417,19 +417,35 @@ CJK_CORRECTION_CUES = ("现在", "更正", "改成", "改为", "变成", "涨到
                        "変更", "訂正", "今は", "実は", "になりました", "に変わ")
 # "Now" and its equivalents: a cue only in a clause that states something ("is now",
 # "it's now on 5 July", "ahora es"), not in "deploy now" or "running the probe now".
-WEAK_CUES = ("now", "jetzt", "nun", "maintenant", "ahora")
-_WEAK_CUE = re.compile(r"(?<![^\W_])(?:" + "|".join(WEAK_CUES) + r")(?![^\W_])")
-_STATEMENT = re.compile(r"\d|(?<![^\W_])(?:is|are|am|s|m|re|ist|sind|est|sont|es|son|esta|"
-                        r"estan)(?![^\W_])")
-_CUE = re.compile(
-    r"(?<![^\W_])(?:" + "|".join(re.escape(c) for c in sorted(set(CORRECTION_CUES), key=len,
-                                                                  reverse=True))
-    + r")(?![^\W_])|" + "|".join(map(re.escape, CJK_CORRECTION_CUES)))
+WEAK_CUES = frozenset({"now", "jetzt", "nun", "maintenant", "ahora"})
+_STATEMENT_WORDS = frozenset(
+    "is are am s m re ist sind est sont es son esta estan".split())
+_CUE_WORDS = frozenset(c for c in CORRECTION_CUES if " " not in c and "'" not in c)
+_CJK_CUE = re.compile("|".join(CJK_CORRECTION_CUES))
+_PLAIN_WORD = re.compile(r"[^\W_]+")
+_CUE_PHRASES = tuple(" " + " ".join(_PLAIN_WORD.findall(c)) + " " for c in CORRECTION_CUES
+                     if " " in c or "'" in c)
+_HAS_DIGIT = re.compile(r"\d")
+
+
+def _cue_in(clause: str) -> bool:
+    """Whether a normalised clause holds a correction cue (a weak one only in a statement)."""
+    words = _PLAIN_WORD.findall(clause)
+    present = set(words)
+    if present & _CUE_WORDS or (not clause.isascii() and _CJK_CUE.search(clause)):
+        return True
+    if len(words) > 1:
+        spaced = " " + " ".join(words) + " "
+        if any(p in spaced for p in _CUE_PHRASES):
+            return True
+    return bool(present & WEAK_CUES) and bool(
+        present & _STATEMENT_WORDS or _HAS_DIGIT.search(clause))
 
 
 # Text between these is one clause: a cue corrects what its own clause says.
 _CLAUSE = re.compile(r"[.;!?\n\u3002\uff01\uff1f\uff1b]+(?:\s|$)|[:\uff1a](?:\s|$)|[\u3002\uff1f\uff01]")
 # A short lead-in ending in a colon ("Update:", "Korrektur:") marks the whole message.
+LEAD_IN_CHARS = 24  # a lead-in is looked for here
 LEAD_IN_CUES = frozenset({"update", "updated", "correction", "korrektur", "anderung", "cambio",
                           "correccion", "changement", "mise a jour", "更正", "訂正", "変更"})
 
@@ -439,12 +455,16 @@ def corrected_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
     correction cue (CORRECTION_CUES: "actually", "no longer", "switched", ...; or WEAK_CUES
     in a statement), or all of them after a lead-in such as "Update:". Empty: not a
     correction."""
-    clauses = _CLAUSE.split(_normalise(text[:COVERAGE_SCAN_CHARS]))
-    if len(clauses) > 1 and clauses[0].strip() in LEAD_IN_CUES:
+    text = _normalise(text[:COVERAGE_SCAN_CHARS])
+    lead_in = _CLAUSE.split(text[:LEAD_IN_CHARS], maxsplit=1)
+    if len(lead_in) > 1 and lead_in[0].strip() in LEAD_IN_CUES:
         return matched_terms(text, terms)
+    if not _cue_in(text):  # the common case, in one pass
+        return frozenset()
+    clauses = _CLAUSE.split(text)
     found: set[str] = set()
     for clause in clauses:
-        if _CUE.search(clause) or (_WEAK_CUE.search(clause) and _STATEMENT.search(clause)):
+        if _cue_in(clause):
             found |= matched_terms(clause, terms)
     return frozenset(found)
 
@@ -501,60 +521,61 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
     for i in order:
         groups.setdefault(_same_text_key(hits[i]), []).append(i)
     kept: list[tuple[int, int]] = []  # (index of the shown copy, copies)
+    placed = {i: p for p, i in enumerate(order)}
     for i in order:
         group = groups[_same_text_key(hits[i])]
         if group[0] != i:
             continue
-        newest = max(group, key=lambda j: (hits[j].created_at, -order.index(j)))
+        newest = max(group, key=lambda j: (hits[j].created_at, -placed[j]))
         kept.append((newest, len(group)))
 
-    # Supersession: corrections climb above what they correct.
-    superseded: dict[int, int] = {}
-    result = list(kept)
-    position = {i: p for p, (i, _) in enumerate(kept)}
-    corrections: dict[int, frozenset[int]] = {}  # hit -> the concepts it corrects
+    # Supersession: corrections climb above what they correct. Concept sets as bit masks.
+    mask = [sum(1 << c for c in cov) for cov in covered]
+    df = [sum(bool(mask[i] >> c & 1) for i, _ in kept) for c in range(len(concepts))]
+    least = min((n for n in df if n), default=0)
+    rarest = sum(1 << c for c, n in enumerate(df) if n and n == least)
+    corrections: list[tuple[int, int]] = []  # (hit, the concepts it says something new on)
     for i, _n in kept:
-        if covered[i]:
+        if mask[i]:
             said = corrected_terms(hits[i].content, terms)
-            if said:
-                corrections[i] = frozenset(c for c in covered[i] if said.intersection(concepts[c]))
-    df = [sum(c in covered[i] for i, _ in kept) for c in range(len(concepts))]
-    rarest = frozenset(c for c, n in enumerate(df) if n and n == min(x for x in df if x))
-
-    def same_subject(new: int, old: int) -> bool:
-        shared = covered[new] & covered[old]
-        if not shared & corrections[new]:  # the correction is about something else
-            return False
-        if len(shared) >= 2:
-            return True
-        # One word in common: the query's rarest among the candidates.
-        return bool(shared & rarest)
-
-    for old, _n in kept:
-        if not covered[old]:
-            continue
-        newer = [i for i in corrections if i != old and same_subject(i, old)
-                 and hits[i].created_at > hits[old].created_at]
-        if newer:
-            superseded[old] = max(newer, key=lambda i: (hits[i].created_at, -position[i]))
+            fixed = sum(1 << c for c in covered[i] if said.intersection(concepts[c]))
+            if fixed:
+                corrections.append((i, fixed))
+    superseded: dict[int, int] = {}
+    position = {i: p for p, (i, _) in enumerate(kept)}
+    for old, _n in kept if corrections else ():
+        best: int | None = None
+        for new, fixed in corrections:
+            shared = mask[new] & mask[old]
+            # Same subject: two query concepts in common, or the query's rarest; and the
+            # correction is about one of them.
+            if (new == old or not shared & fixed or hits[new].created_at <= hits[old].created_at
+                    or (shared.bit_count() < 2 and not shared & rarest)):
+                continue
+            if best is None or (hits[new].created_at, -position[new]) > (
+                    hits[best].created_at, -position[best]):
+                best = new
+        if best is not None:
+            superseded[old] = best
+    result = list(kept)
     # Each superseding hit moves above the best-placed hit it supersedes, once, in the order
     # of the hits it supersedes (so chains of corrections end newest first).
     moved: set[int] = set()
     for old, _n in kept:
-        new = superseded.get(old)
-        if new is None or new in moved:
+        newer = superseded.get(old)
+        if newer is None or newer in moved:
             continue
         at = next(p for p, (i, _) in enumerate(result) if i == old)
-        now = next(p for p, (i, _) in enumerate(result) if i == new)
+        now = next(p for p, (i, _) in enumerate(result) if i == newer)
         if now > at:
             result.insert(at, result.pop(now))
-        moved.add(new)
+        moved.add(newer)
 
     out = []
     for rank, (i, copies) in enumerate(result[:limit], start=1):
-        new = superseded.get(i)
+        newer = superseded.get(i)
         out.append(replace(hits[i], rank=rank, copies=copies,
-                           superseded_by=None if new is None else hits[new].id))
+                           superseded_by=None if newer is None else hits[newer].id))
     return out
 
 
