@@ -221,7 +221,8 @@ class Session:
         """Messages of this session matching any word of `query`, best first, each with a
         snippet. Query text of any length is words: its first MAX_QUERY_TERMS terms count.
         The database's best candidate_window(limit) are re-ranked (search.rerank:
-        corrections above what they correct, identical texts collapsed). full=False cuts each hit's content to MAX_HIT_CHARS (and sets `truncated`)."""
+        corrections above what they correct, identical texts collapsed). full=False cuts
+        each hit's content to MAX_HIT_CHARS (and sets `truncated`)."""
         concepts = query_concepts(query)
         terms = [t for c in concepts for t in c]
         limit = clamp_limit(limit, 10)
