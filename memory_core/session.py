@@ -169,16 +169,23 @@ class Session:
     def get_message(self, message_id: str) -> Message | None:
         return self.storage.get_message(self.id, check_id(message_id, "message_id"))
 
-    def get_history(self, leaf_id: str | None = None, raw: bool = False) -> list[Message]:
+    def get_history(
+        self, leaf_id: str | None = None, raw: bool = False, *, encoded: bool = False
+    ) -> list[Message]:
         """Root-to-leaf path (default: latest leaf), oldest first, overlays applied unless raw.
 
-        Raises NotFound for an unknown leaf.
+        encoded=True is for serving the path as JSON with orjson: stored messages keep
+        their parts and metadata as the stored JSON text (orjson.Fragment), not decoded
+        only to be encoded again. Raises NotFound for an unknown leaf.
         """
+        leaf = optional_id(leaf_id, "leaf_id")
         path, overlays, unloaded = self.storage.path(
-            self.id, optional_id(leaf_id, "leaf_id"), with_overlays=not raw
+            self.id, leaf, with_overlays=not raw, encoded=encoded
         )
         if raw:
             return path
+        if unloaded and encoded:  # hiding unloaded skills reads the parts
+            path, overlays, unloaded = self.storage.path(self.id, leaf, with_overlays=True)
         return apply_overlays(hide_unloaded_skills(path, unloaded), overlays)
 
     def get_latest_leaf(self) -> Message | None:

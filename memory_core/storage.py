@@ -172,11 +172,14 @@ class SessionStorage(ContextStorage, Protocol):
         a fixed number of queries whatever the path's length. Raises NotFound."""
 
     def path(
-        self, session_id: str, leaf_id: str | None, *, with_overlays: bool
+        self, session_id: str, leaf_id: str | None, *, with_overlays: bool,
+        encoded: bool = False,
     ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]:
         """Root-to-leaf path (default leaf: the latest) in one query; with_overlays adds,
         in one more, the session's overlays (oldest first) and its unloaded skills
-        ((label, key) -> unloaded_at). Raises NotFound for an unknown leaf."""
+        ((label, key) -> unloaded_at). encoded: parts and metadata stay the stored JSON,
+        as orjson.Fragment, for a response that splices them in. Raises NotFound for an
+        unknown leaf."""
 
     def path_length(self, session_id: str, leaf_id: str | None) -> int: ...
 

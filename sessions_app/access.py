@@ -44,6 +44,11 @@ def agent_for(principal: Principal, agent_id: str) -> models.Agent:
 
 def session_row_for(principal: Principal, session_id: str) -> models.Session:
     """The registry row of the principal's session with this id. Raises NotFound."""
+    known = principal.session
+    if known is not None and known[0] == session_id:  # looked up with the API key
+        if known[1] is None or not principal.may_use(known[1]):
+            raise NotFound(f"session {session_id} not found")
+        return models.Session(id=session_id, agent_id=known[1])
     row = None
     if _plausible(session_id):
         row = (

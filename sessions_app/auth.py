@@ -9,12 +9,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import HttpBearer
+
+from memory_core.limits import is_id
 
 from . import models
 
@@ -24,11 +28,15 @@ VISIBLE_CHARS = 12  # "arb_" and 8 random characters, shown in lists and the adm
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the key's owner, and the one agent the key is limited to, if any."""
+    """Who is calling: the key's owner, and the one agent the key is limited to, if any.
+
+    `session`: (id, agent id or None) of the session the request's URL names, looked up
+    with the key in the same query (None when the URL names none)."""
 
     user_id: int
     agent_id: str | None = None
     key_id: int | None = None
+    session: tuple[str, str | None] | None = None
 
     def may_use(self, agent_id: str) -> bool:
         return self.agent_id is None or self.agent_id == agent_id
@@ -60,21 +68,35 @@ def revoke(key: models.ApiKey) -> None:
         key.save(update_fields=["revoked_at"])
 
 
-def principal_for_key(raw: str) -> Principal | None:
-    """The principal of a live key (not revoked, active user), in one query."""
+def _key_query() -> str:
+    users = get_user_model()._meta.db_table
+    return f"""
+        SELECT k.id, k.user_id, k.agent_id, k.last_used_at, s.agent_id
+        FROM arbor_api_key k
+        JOIN {users} u ON u.id = k.user_id
+        LEFT JOIN arbor_session s ON s.id = %s AND s.agent_id IN (
+            SELECT a.id FROM arbor_agent a WHERE a.owner_id = k.user_id)
+        WHERE k.key_hash = %s AND k.revoked_at IS NULL AND u.is_active
+        LIMIT 1"""
+
+
+def principal_for_key(raw: str, session_id: str | None = None) -> Principal | None:
+    """The principal of a live key (not revoked, active user), in one query; with the
+    session `session_id` names when it is one of the key owner's (Principal.session)."""
     if not raw or len(raw) > 200:
         return None
-    row = (
-        models.ApiKey.objects.filter(
-            key_hash=hash_key(raw), revoked_at__isnull=True, user__is_active=True
-        )
-        .values_list("id", "user_id", "agent_id", "last_used_at")
-        .first()
-    )
+    looked_up = session_id if is_id(session_id) else None
+    with connection.cursor() as cur:
+        cur.execute(_key_query(), [looked_up, hash_key(raw)])
+        row = cur.fetchone()
     if row is None:
         return None
-    _note_use(row[0], row[3])
-    return Principal(user_id=row[1], agent_id=row[2], key_id=row[0])
+    last_used = row[3]
+    if last_used is not None and last_used.tzinfo is None:  # SQLite's column is UTC, naive
+        last_used = last_used.replace(tzinfo=UTC)
+    _note_use(row[0], last_used)
+    session = (looked_up, row[4]) if looked_up is not None else None
+    return Principal(user_id=row[1], agent_id=row[2], key_id=row[0], session=session)
 
 
 USE_RESOLUTION = timedelta(minutes=1)
@@ -93,4 +115,6 @@ class ApiKeyAuth(HttpBearer):
     openapi_description = "An Arbor API key, made by `manage.py create_api_key` or the admin."
 
     def authenticate(self, request: HttpRequest, token: str) -> Principal | None:
-        return principal_for_key(token.strip())
+        match = request.resolver_match
+        session_id = match.kwargs.get("session_id") if match is not None else None
+        return principal_for_key(token.strip(), session_id)

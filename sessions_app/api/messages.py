@@ -36,7 +36,8 @@ def _leaf_of(history: list[Message]) -> str | None:
     if not history:
         return None
     last = history[-1]
-    overlay = last.metadata.get("compaction") if last.id.startswith("compaction-") else None
+    metadata = last.metadata if isinstance(last.metadata, dict) else {}  # encoded: stored
+    overlay = metadata.get("compaction") if last.id.startswith("compaction-") else None
     return str(overlay["to_message_id"]) if isinstance(overlay, dict) else last.id
 
 
@@ -47,7 +48,7 @@ def append_message(request: HttpRequest, session_id: str, body: AppendIn) -> Any
     session = session_for(request.auth, session_id)
     message = session.append_message(body.message.checked, parent_id=body.parent_id,
                                      if_latest=body.if_latest, root=body.root)
-    return Status(201, message)
+    return json_response(message.to_dict(), status=201)  # the engine's shape: no second check
 
 
 @router.post(S + "/messages/batch", response={201: MessageList, **errors(404, 409, 413, 422)})
@@ -57,7 +58,7 @@ def append_batch(request: HttpRequest, session_id: str, body: BatchIn) -> Any:
     session = session_for(request.auth, session_id)
     stored = session.append_messages([m.checked for m in body.messages],
                                      parent_id=body.parent_id, root=body.root)
-    return Status(201, {"items": stored})
+    return json_response({"items": [m.to_dict() for m in stored]}, status=201)
 
 
 @router.delete(S + "/messages", response={204: None, **errors(404)})
@@ -105,7 +106,7 @@ def get_history(
 ) -> Any:
     """The path from the root to leaf_id (default: the latest leaf), oldest first, with
     compaction overlays applied unless raw."""
-    history = session_for(request.auth, session_id).get_history(leaf_id, raw)
+    history = session_for(request.auth, session_id).get_history(leaf_id, raw, encoded=True)
     return json_response({"leaf_id": leaf_id or _leaf_of(history),
                           "messages": [m.to_dict() for m in history]})
 

@@ -17,6 +17,8 @@ CONTENT_TYPE = "application/json; charset=utf-8"
 
 
 def _default(value: Any) -> Any:
+    if isinstance(value, orjson.Fragment):  # stored JSON, for the fallback encoder below
+        return orjson.loads(value.contents)
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return to_dict()

@@ -85,11 +85,10 @@ def _chain(rows: list[Any]) -> list[Any]:
     return chain
 
 
-def _messages(rows: list[Any], *, parse_time: bool) -> list[Message]:
+def _messages(rows: list[Any], *, parse_time: bool, loads: Any) -> list[Message]:
     """Messages from a root-to-leaf chain of sql.path_read rows: each parent id is the
-    id before; parts and metadata decoded once; created_at parsed in C (SQLite hands it
-    over as ISO text with its offset)."""
-    loads = orjson.loads
+    id before; parts and metadata through `loads` (decoded, or kept as JSON fragments);
+    created_at parsed in C (SQLite hands it over as ISO text with its offset)."""
     new = tuple.__new__  # skips NamedTuple's Python-level __new__ (10k calls)
     when = datetime.fromisoformat if parse_time else _same
     parents = [None, *(r[0] for r in rows)]
@@ -136,7 +135,8 @@ class Paths:
         return [row_message(r) for r in rows]
 
     def path(
-        self, session_id: str, leaf_id: str | None, *, with_overlays: bool
+        self, session_id: str, leaf_id: str | None, *, with_overlays: bool,
+        encoded: bool = False,
     ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]:
         vendor = connection.vendor
         with connection.cursor() as cur:
@@ -149,7 +149,8 @@ class Paths:
                 rows = cur.fetchall()
                 if leaf_id is not None and not rows:
                     raise NotFound(f"message {leaf_id} not found in session {session_id}")
-                path = _messages(_chain(rows), parse_time=vendor == "sqlite")
+                path = _messages(_chain(rows), parse_time=vendor == "sqlite",
+                                 loads=orjson.Fragment if encoded else orjson.loads)
                 del rows  # freed now, not scanned by the collection that re-enabling starts
             overlays, unloaded = (
                 read_views(cur, session_id) if with_overlays and path else ([], {})

@@ -193,10 +193,10 @@ def _grow(session_id: str, count: int, agent) -> None:
 def test_history_and_tree_query_counts_do_not_grow(api, session_id, alice_agent, count,
                                                    django_assert_num_queries):
     _grow(session_id, count, alice_agent)
-    # key lookup; session row (the one access check); path CTE; overlays
-    with django_assert_num_queries(4):
+    # the key with the session its URL names (the one access check); the path; overlays
+    with django_assert_num_queries(3):
         body = ok(api.get(f"/sessions/{session_id}/history"))
     assert len(body["messages"]) == count
-    # key lookup; session row; all rows
-    with django_assert_num_queries(3):
+    # the key with the session; all rows
+    with django_assert_num_queries(2):
         assert len(ok(api.get(f"/sessions/{session_id}/tree"))["items"]) == count
