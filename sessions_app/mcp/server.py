@@ -21,7 +21,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from memory_core import ArborError
+from memory_core import ArborError, NotFound
 from memory_core.tools import Tool, ToolResult
 
 from .scope import McpScope
@@ -102,8 +102,6 @@ def _resources(scope: McpScope) -> list[types.Resource]:
 
 def read(scope: McpScope, uri: str) -> types.TextResourceContents:
     """A resource's text; raises ArborError (NotFound) for a missing one."""
-    from memory_core import NotFound
-
     parts = uri[len(PREFIX):].split("/") if uri.startswith(PREFIX) else []
     if len(parts) == 2 and parts[1] == "prompt":
         session = scope.session(unquote(parts[0]))
