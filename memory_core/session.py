@@ -175,8 +175,9 @@ class Session:
         """Root-to-leaf path (default: latest leaf), oldest first, overlays applied unless raw.
 
         encoded=True is for serving the path as JSON with orjson: stored messages keep
-        their parts and metadata as the stored JSON text (orjson.Fragment), not decoded
-        only to be encoded again. Raises NotFound for an unknown leaf.
+        their parts and metadata as the stored JSON text (orjson.Fragment) and created_at
+        may stay ISO 8601 text, not decoded only to be encoded again. Raises NotFound for
+        an unknown leaf.
         """
         leaf = optional_id(leaf_id, "leaf_id")
         path, overlays, unloaded = self.storage.path(

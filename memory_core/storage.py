@@ -178,8 +178,8 @@ class SessionStorage(ContextStorage, Protocol):
         """Root-to-leaf path (default leaf: the latest) in one query; with_overlays adds,
         in one more, the session's overlays (oldest first) and its unloaded skills
         ((label, key) -> unloaded_at). encoded: parts and metadata stay the stored JSON,
-        as orjson.Fragment, for a response that splices them in. Raises NotFound for an
-        unknown leaf."""
+        as orjson.Fragment, for a response that splices them in, and created_at may be
+        its ISO 8601 text. Raises NotFound for an unknown leaf."""
 
     def path_length(self, session_id: str, leaf_id: str | None) -> int: ...
 

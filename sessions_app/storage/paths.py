@@ -149,7 +149,7 @@ class Paths:
                 rows = cur.fetchall()
                 if leaf_id is not None and not rows:
                     raise NotFound(f"message {leaf_id} not found in session {session_id}")
-                path = _messages(_chain(rows), parse_time=vendor == "sqlite",
+                path = _messages(_chain(rows), parse_time=vendor == "sqlite" and not encoded,
                                  loads=orjson.Fragment if encoded else orjson.loads)
                 del rows  # freed now, not scanned by the collection that re-enabling starts
             overlays, unloaded = (
