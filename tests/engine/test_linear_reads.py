@@ -97,3 +97,17 @@ def test_history_times_and_metadata_read_back_as_stored(session):
     assert history[0].created_at == stored.created_at
     assert history[1].created_at == plain.created_at
     assert history[0].created_at.utcoffset() is not None
+
+
+def test_an_imported_tree_is_branched_and_reads_the_same(session, manager):
+    from memory_core.transfer import export_session, import_session
+
+    a = session.append_message(user_msg("q"))
+    session.append_message(assistant_msg("a1"))
+    b2 = session.append_message(assistant_msg("a2"), a.id)
+    document = export_session(manager, session.id)
+    manager.delete(session.id)  # message ids are unique within an agent's sessions
+    info = import_session(manager, document)
+    copy = manager.get_session(info.id)
+    assert branched(copy)
+    assert [m.text for m in copy.get_history(b2.id)] == ["q", "a2"]
