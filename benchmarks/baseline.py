@@ -108,7 +108,14 @@ class Baseline(Protocol):
 
     def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]: ...
 
-    def search(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]: ...
+    def prepare_search(self) -> None:
+        """Build what the raw search design needs, after the corpus is loaded (untimed)."""
+
+    def search(self, scope: str | None, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+        """The raw design of an any-word search (timed): scope a session token, or None."""
+
+    def reference(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+        """Arbor's expected answer (scope: a session or agent token), worked out slowly."""
 
     def recording(self) -> contextlib.AbstractContextManager[list[str]]:
         """While active, the text of every statement run is appended to the list."""

@@ -37,7 +37,9 @@ _PATH_TO_ID = sql.READ_TO_ID["postgresql"]
 _PATH_TO_LATEST = sql.READ_TO_LATEST["postgresql"]
 # Compaction overlays and unloaded skills of the session, read with every path.
 _VIEWS = sql.VIEWS
-_SEARCH = f"""
+# Arbor's answer worked out the slow, obvious way (every term's frequency counted over
+# the GIN index, every matching row scored): the check of Arbor's results, not timed.
+_REFERENCE = f"""
     WITH stats AS MATERIALIZED (
         SELECT greatest(sum(message_count), 1)::float8 AS n,
                (sum(search_tokens) + {_SCOPE_TOKENS} * sum(message_count))::float8
@@ -204,11 +206,29 @@ class RawPostgres(Traced):
             cur.fetchall()
         return path
 
-    def search(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+    def prepare_search(self) -> None:
+        """Nothing to build: the raw design searches the same tsvector column and GIN index."""
+
+    def search(self, scope: str | None, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+        """The raw design: any word (within the session's token for a session search; an
+        agent search filters nothing), ranked by ts_rank, `limit` rows."""
+        words = " | ".join(_quote(t) for t in terms)
+        query = f"({words})" if scope is None else f"'{scope}' & ({words})"
+        with self._cursor() as cur:
+            cur.execute(
+                "SELECT message_id, session_id, role, text, created_at, "
+                "ts_rank(search_vector, q) AS r "
+                "FROM arbor_message, CAST(%s AS tsquery) AS q WHERE search_vector @@ q "
+                "ORDER BY r DESC, seq DESC LIMIT %s",
+                (query, limit),
+            )
+            return cur.fetchall()
+
+    def reference(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
         quoted = [_quote(t) for t in terms]
         any_query = f"'{scope}' & ({' | '.join(quoted)})"
         with self._cursor() as cur:
-            cur.execute(_SEARCH, (list(terms), quoted, any_query, len(terms), limit))
+            cur.execute(_REFERENCE, (list(terms), quoted, any_query, len(terms), limit))
             return cur.fetchall()
 
     def close(self) -> None:

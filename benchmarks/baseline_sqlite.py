@@ -88,6 +88,9 @@ class RawSqlite(Traced):
             f"INSERT INTO arbor_session ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
             values,
         )
+        # The agent's number for index rowids (made by a trigger on arbor_agent in Arbor).
+        self.conn.execute("INSERT OR IGNORE INTO arbor_search_key (agent_id) VALUES (?)",
+                          (row["agent_id"],))
         self.conn.execute("PRAGMA foreign_keys=ON")
 
     def _insert(
@@ -105,7 +108,7 @@ class RawSqlite(Traced):
         ))
         seq = cur.fetchone()[0]
         scope = f"{session_token(session_id)} {agent_token(agent_id)}"
-        cur.execute(_INDEX, (seq, " ".join(tokens), scope))
+        cur.execute(_INDEX, (agent_id, seq, " ".join(tokens), scope))
         return seq, mid
 
     def append(self, session_id: str, message: dict[str, Any]) -> str:
@@ -165,7 +168,34 @@ class RawSqlite(Traced):
         cur.fetchall()
         return path
 
-    def search(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+    def prepare_search(self) -> None:
+        """The raw design's index: a plain FTS5 table of the same stemmed tokens (rowid =
+        message seq), with the session id as a one-token column; copied untimed."""
+        self.conn.execute("DROP TABLE IF EXISTS raw_search")
+        self.conn.execute("CREATE VIRTUAL TABLE raw_search USING fts5(body, session, "
+                          "tokenize='ascii')")
+        self.conn.execute(
+            f"INSERT INTO raw_search (rowid, body, session) SELECT rowid & {sql.FTS_SEQ}, body, "
+            "substr(scope, 1, instr(scope, ' ') - 1) FROM arbor_message_fts")
+
+    def search(self, scope: str | None, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+        """The raw design: any word, ranked by bm25, `limit` rows, then their messages. A
+        session search names the session's token; an agent search filters nothing."""
+        words = " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)
+        match = f'body : ({words})' if scope is None else f'session : "{scope}" AND body : ({words})'
+        cur = self._cursor()
+        cur.execute(
+            """SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, -f.r
+               FROM (SELECT rowid, bm25(raw_search, 1.0, 0.0) AS r FROM raw_search
+                     WHERE raw_search MATCH ? ORDER BY r LIMIT ?) f
+               JOIN arbor_message m ON m.seq = f.rowid ORDER BY f.r""",
+            (match, limit),
+        )
+        return cur.fetchall()
+
+    def reference(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+        """Arbor's answer worked out the slow, obvious way (scope token in the match, every
+        matching row ranked), to check Arbor's results; not timed."""
         words = ['"' + w.replace('"', '""') + '"' for w in terms]
         rank = "bm25(arbor_message_fts, 1.0, 0.0)"
         order = f"{rank}, f.rowid DESC"
@@ -178,7 +208,7 @@ class RawSqlite(Traced):
         cur = self._cursor()
         cur.execute(
             f"""SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, -{rank}
-                FROM arbor_message_fts f JOIN arbor_message m ON m.seq = f.rowid
+                FROM arbor_message_fts f JOIN arbor_message m ON m.seq = f.rowid & {sql.FTS_SEQ}
                 WHERE arbor_message_fts MATCH ?
                 ORDER BY {order} LIMIT ?""",
             params,

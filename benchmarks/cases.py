@@ -225,9 +225,9 @@ def _per_query(
 ) -> tuple[float, float, int]:
     """Mean over questions of each question's median time, (arbor, raw, questions timed).
 
-    Questions alternate between the two sides; the first pass also checks that both
-    return the same hits. Stops early (after at least one question) once the budget
-    is spent, so a pathological query plan cannot stall the run.
+    Questions alternate between the two sides; the first pass checks that both found
+    something. Stops early (after at least one question) once the budget is spent, so a
+    pathological query plan cannot stall the run.
     """
     a_times: list[list[float]] = [[] for _ in work]
     r_times: list[list[float]] = [[] for _ in work]
@@ -252,13 +252,28 @@ def _per_query(
             rows = raw(terms, session)
             r_times[i].append(clock() - t)
         if round_ == 0:
-            mine, theirs = [h.content for h in hits], [r[3] for r in rows]
-            b.check(mine == theirs, f"{what} for {question!r} differs from raw")
-            b.check(bool(mine), f"{what} for {question!r} found nothing")
+            b.check(bool(hits), f"{what} for {question!r} found nothing")
+            b.check(bool(rows), f"the raw design found nothing for {question!r}")
     timed_ = [i for i, t in enumerate(a_times) if t]
     a = statistics.fmean(statistics.median(a_times[i]) for i in timed_)
     r = statistics.fmean(statistics.median(r_times[i]) for i in timed_)
     return a, r, len(timed_)
+
+
+def _check_ranking(
+    b: Bench, manager: SessionManager, work: list[tuple[str, list[str], Session]]
+) -> None:
+    """The storage's word ranking (what the engine re-ranks) equals the ranking worked out
+    the slow, obvious way on the raw side, for each question at both scopes (untimed)."""
+    storage = manager.storage
+    for question, terms, session in work:
+        for scope, session_id, limit in ((session_token(session.id), session.id, 10),
+                                         (agent_token(manager.agent_id), None, 20)):
+            mine = [h.content for h in storage.search(
+                agent_id=manager.agent_id, session_id=session_id, terms=terms, limit=limit)]
+            theirs = [r[3] for r in b.raw.reference(scope, terms, limit)]
+            b.check(mine == theirs, f"search for {question!r} ({'session' if session_id else 'agent'}) "
+                                    "differs from the expected ranking")
 
 
 def search(b: Bench, manager: SessionManager) -> list[Result]:
@@ -271,16 +286,34 @@ def search(b: Bench, manager: SessionManager) -> list[Result]:
         sessions.append(session)
     questions = b.corpus.questions(s.queries)
     work = [(q, query_terms(q), sessions[i * 7 % len(sessions)]) for i, q in enumerate(questions)]
-    agent = agent_token(manager.agent_id)
+    b.raw.prepare_search()
+    # The baseline is the raw design an app would write: any word ranked by bm25 (ts_rank
+    # on Postgres), the session's token for a session search, no filter for the agent.
+    _check_ranking(b, manager, work)
     a1, r1, n1 = _per_query(
         b, work, lambda q, ses: ses.search(q),
         lambda t, ses: b.raw.search(session_token(ses.id), t, 10), "Session.search",
     )
     a2, r2, n2 = _per_query(
         b, work, lambda q, ses: manager.search(q),
-        lambda t, ses: b.raw.search(agent, t, 20), "SessionManager.search",
+        lambda t, ses: b.raw.search(None, t, 20), "SessionManager.search",
+    )
+    storage = manager.storage  # the word ranking alone, before the engine re-ranks it
+    a3, r3, n3 = _per_query(
+        b, work, lambda q, ses: storage.search(
+            agent_id=manager.agent_id, session_id=ses.id, terms=query_terms(q), limit=10),
+        lambda t, ses: b.raw.search(session_token(ses.id), t, 10), "storage search (session)",
+    )
+    a4, r4, n4 = _per_query(
+        b, work, lambda q, ses: storage.search(
+            agent_id=manager.agent_id, session_id=None, terms=query_terms(q), limit=20),
+        lambda t, ses: b.raw.search(None, t, 20), "storage search (agent)",
     )
     total = s.sessions * s.per_session
+    # On Postgres the targets are milliseconds at 100,000 messages (issue 14).
+    pg = connection.vendor == "postgresql"
+    session_target = Target(3.0, of_ratio=False) if pg else Target(1.5)
+    agent_target = Target(15.0, of_ratio=False) if pg else Target(1.5)
 
     def note(n: int) -> str:
         return "" if n == len(work) else f", {n}/{len(work)} questions in budget"
@@ -288,7 +321,13 @@ def search(b: Bench, manager: SessionManager) -> list[Result]:
     return [
         Result("search_session",
                f"Session.search ({total:,} msgs, {s.sessions} sessions{note(n1)})",
-               a1 * 1e3, r1 * 1e3, "ms/query", Target(1.5)),
+               a1 * 1e3, r1 * 1e3, "ms/query", session_target),
         Result("search_agent", f"SessionManager.search ({total:,} msgs{note(n2)})",
-               a2 * 1e3, r2 * 1e3, "ms/query", Target(1.5)),
+               a2 * 1e3, r2 * 1e3, "ms/query", agent_target),
+        Result("search_session_sql",
+               f"word ranking in one session, before re-ranking ({total:,} msgs{note(n3)})",
+               a3 * 1e3, r3 * 1e3, "ms/query", session_target),
+        Result("search_agent_sql",
+               f"word ranking agent-wide, before re-ranking ({total:,} msgs{note(n4)})",
+               a4 * 1e3, r4 * 1e3, "ms/query", agent_target),
     ]

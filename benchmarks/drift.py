@@ -14,9 +14,6 @@ from typing import Any
 
 from django.db import connection
 
-from memory_core.search import query_terms
-
-from .baseline import session_token
 from .cases import Bench
 
 _TRANSACTION = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
@@ -59,7 +56,7 @@ def _compare(b: Bench, op: str, arbor: list[str], raw: list[str]) -> None:
 
 
 def check(b: Bench) -> None:
-    """Append (empty and non-empty session), both path reads and a search, on both sides."""
+    """Append (empty and non-empty session) and both path reads, on both sides."""
     session, sid = b.pair("drift")
     first, second = b.corpus.conversation(2)
     for op, message in (("append to an empty session", first), ("append", second)):
@@ -72,7 +69,5 @@ def check(b: Bench) -> None:
     arbor, _ = _arbor(lambda: session.get_history(stored.id))
     raw, _ = _raw(b, lambda: b.raw.path(sid, raw_id))
     _compare(b, "get_history(leaf_id)", arbor, raw)
-    question = b.corpus.questions(1)[0]
-    arbor, _ = _arbor(lambda: session.search(question))
-    raw, _ = _raw(b, lambda: b.raw.search(session_token(sid), query_terms(question), 10))
-    _compare(b, "search", arbor, raw)
+    # Search is not compared: its baseline is the raw design an app would write, not
+    # Arbor's statements (cases.search checks Arbor's answers against the slow ranking).

@@ -19,6 +19,7 @@ from django.db import connection
 from memory_core.errors import NotFound
 from memory_core.messages import now
 
+from . import fulltext
 from .storage import sql
 from .storage.rows import MessageRow, message_scope, namespace_token, session_token
 
@@ -63,8 +64,12 @@ class Dialect(Protocol):
         returns the agent id. Raises NotFound."""
 
     def search(
-        self, cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None,
-    ) -> list[tuple[Any, ...]]: ...
+        self, cur: Any, *, agent_id: str, session_id: str | None,
+        exclude_session_id: str | None, terms: Sequence[str], limit: int,
+    ) -> list[tuple[Any, ...]]:
+        """(message_id, session_id, role, text, created_at, score) of the `limit` best
+        messages of one session, or of the agent's sessions but exclude_session_id: rows
+        holding every term first, then BM25, then newest (fulltext.py)."""
 
     def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None: ...
 
@@ -86,11 +91,6 @@ def _agent_of(cur: Any, session_id: str) -> str:
     return str(row[0])
 
 
-def _quoted(words: Sequence[str]) -> list[str]:
-    # A quoted FTS5 string is text: NEAR, OR, -, :, * inside it are not operators.
-    return ['"' + w.replace('"', '""') + '"' for w in words]
-
-
 def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str) -> None:
     cur.execute(
         f"INSERT INTO {fts}(rowid, body, scope) VALUES (%s, %s, %s)",
@@ -105,12 +105,12 @@ def _fts5_search(
     """Rows of `source` (aliased, joined on seq) matching any term in the scope, less the
     rows holding the `exclude` scope token: rows holding every term first (one
     materialised subquery), then BM25, then newest (rowid) first."""
-    words = _quoted(terms)
+    words = fulltext.quoted(terms)
     rank = f"bm25({fts}, 1.0, 0.0)"  # the scope column weighs nothing
     order = f"{rank}, f.rowid DESC"
     match = f'scope : "{scope}" AND body : ({" OR ".join(words)})'
     if exclude is not None:  # any id is text here, quotes included
-        match = f'({match}) NOT scope : {_quoted([exclude])[0]}'
+        match = f'({match}) NOT scope : {fulltext.quoted([exclude])[0]}'
     params: list[Any] = [match]
     if len(terms) > 1:
         order = f"(f.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)) DESC, " + order
@@ -149,7 +149,7 @@ class Sqlite:
         cur.execute(sql.INSERT_MESSAGE, row.values())
         seq = int(cur.fetchone()[0])
         scope = message_scope(row.session_id, agent_id)
-        cur.execute(sql.INSERT_FTS, [seq, " ".join(row.tokens), " ".join(scope)])
+        cur.execute(sql.INSERT_FTS, [agent_id, seq, " ".join(row.tokens), " ".join(scope)])
         return seq
 
     def insert_messages(
@@ -159,38 +159,44 @@ class Sqlite:
                         [r.values() for r in rows])
         if scope is not None:
             cur.executemany(
-                "INSERT INTO arbor_message_fts(rowid, body, scope) SELECT seq, %s, %s "
+                "INSERT INTO arbor_message_fts(rowid, body, scope) "
+                f"SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | seq, %s, %s "
                 "FROM arbor_message WHERE session_id = %s AND message_id = %s",
-                [(" ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
+                [(r.session_id, " ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
                  for r in rows])
 
     def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
-        cur.execute("DELETE FROM arbor_message_fts WHERE rowid = %s", [seq])
-        cur.execute(sql.INSERT_FTS, [seq, " ".join(tokens), " ".join(scope)])
+        key = (f"(SELECT k.key << {sql.FTS_SHIFT} FROM arbor_message m "
+               "JOIN arbor_session s ON s.id = m.session_id "
+               "JOIN arbor_search_key k ON k.agent_id = s.agent_id WHERE m.seq = %s)")
+        cur.execute(f"DELETE FROM arbor_message_fts WHERE rowid = {key} | %s", [seq, seq])
+        cur.execute("INSERT INTO arbor_message_fts(rowid, body, scope) "
+                    f"VALUES ({key} | %s, %s, %s)", [seq, seq, " ".join(tokens), " ".join(scope)])
 
     def copy_index(
         self, cur: Any, *, source_session: str, target_session: str, scope: Sequence[str]
     ) -> None:
         cur.execute(
-            """INSERT INTO arbor_message_fts(rowid, body, scope)
-               SELECT t.seq, f.body, %s
+            f"""INSERT INTO arbor_message_fts(rowid, body, scope)
+               SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | t.seq, f.body, %s
                FROM arbor_message t
                JOIN arbor_message s ON s.session_id = %s AND s.message_id = t.message_id
-               JOIN arbor_message_fts f ON f.rowid = s.seq
+               JOIN arbor_message_fts f
+                 ON f.rowid = ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | s.seq
                WHERE t.session_id = %s""",
-            [" ".join(scope), source_session, target_session],
+            [target_session, " ".join(scope), source_session, source_session, target_session],
         )
 
     def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:
         return _count(cur, self, session_id, messages, tokens)
 
     def search(
-        self, cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None,
+        self, cur: Any, *, agent_id: str, session_id: str | None,
+        exclude_session_id: str | None, terms: Sequence[str], limit: int,
     ) -> list[tuple[Any, ...]]:
-        return _fts5_search(
-            cur, fts="arbor_message_fts",
-            columns="m.message_id, m.session_id, m.role, m.text, m.created_at",
-            source="arbor_message m", scope=scope, terms=terms, limit=limit, exclude=exclude)
+        return fulltext.sqlite_messages(
+            cur, agent_id=agent_id, session_id=session_id,
+            exclude_session_id=exclude_session_id, terms=terms, limit=limit)
 
     def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
         cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])
@@ -220,16 +226,7 @@ def _tsvector(tokens: Sequence[str], scope_tokens: Sequence[str]) -> str:
     return " ".join(items)
 
 
-def _tsquery_terms(terms: Sequence[str]) -> list[str]:
-    return ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
-
-
-# Corpus size and mean document length, as FTS5 counts them (scope tokens included).
-_MESSAGE_STATS = f"""
-    SELECT greatest(sum(message_count), 1)::float8 AS n,
-           (sum(search_tokens) + {SCOPE_TOKENS} * sum(message_count))::float8
-             / greatest(sum(message_count), 1) AS avgdl
-    FROM arbor_session"""
+# Corpus size and mean document length of the entries, as FTS5 counts them.
 _ENTRY_STATS = """
     SELECT greatest(count(*), 1)::float8 AS n,
            greatest(avg(search_len + 1), 1)::float8 AS avgdl FROM arbor_entry"""
@@ -243,11 +240,11 @@ def _pg_bm25(
     the whole index; the frequencies come from the GIN index, term by term. Rows holding
     every term come first. MATERIALIZED: inlined, the per-term counts would rerun for
     every matching row."""
-    quoted = _tsquery_terms(terms)
+    quoted = fulltext.tsquery_terms(terms)
     alias = table.split()[-1]
     match = f"'{scope}' & ({' | '.join(quoted)})"
     if exclude is not None:  # any id is text here, quotes included
-        match = f"!{_tsquery_terms([exclude])[0]} & {match}"
+        match = f"!{fulltext.tsquery_terms([exclude])[0]} & {match}"
     cur.execute(
         f"""
         WITH stats AS MATERIALIZED ({stats}
@@ -345,13 +342,12 @@ class Postgres:
         return _count(cur, self, session_id, messages, tokens)
 
     def search(
-        self, cur: Any, *, scope: str, terms: Sequence[str], limit: int, exclude: str | None,
+        self, cur: Any, *, agent_id: str, session_id: str | None,
+        exclude_session_id: str | None, terms: Sequence[str], limit: int,
     ) -> list[tuple[Any, ...]]:
-        return _pg_bm25(
-            cur, table="arbor_message m",
-            columns="m.message_id, m.session_id, m.role, m.text, m.created_at",
-            stats=_MESSAGE_STATS, scope_tokens=SCOPE_TOKENS, scope=scope, terms=terms,
-            limit=limit, exclude=exclude)
+        return fulltext.postgres_messages(
+            cur, agent_id=agent_id, session_id=session_id,
+            exclude_session_id=exclude_session_id, terms=terms, limit=limit)
 
     def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
         cur.execute(

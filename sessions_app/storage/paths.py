@@ -20,7 +20,6 @@ from memory_core.tree import Compaction, TreeRow, tree_rows
 from .. import dialects, models
 from . import sql
 from .overlays import read_views
-from .rows import search_scope
 
 
 @contextmanager
@@ -202,10 +201,11 @@ class Paths:
         if not terms:
             return []
         d = dialects.current()
-        scope, exclude = search_scope(agent_id, session_id, exclude_session_id)
         with connection.cursor() as cur:
             d.fast_reads(cur)
-            rows = d.search(cur, scope=scope, terms=terms, limit=limit, exclude=exclude)
+            rows = d.search(cur, agent_id=agent_id, session_id=session_id,
+                            exclude_session_id=exclude_session_id if session_id is None else None,
+                            terms=terms, limit=limit)
         return [
             SearchHit(
                 id=r[0], session_id=r[1], role=r[2], content=r[3],

@@ -27,17 +27,6 @@ def message_scope(session_id: str, agent_id: str) -> tuple[str, str]:
     return session_token(session_id), agent_token(agent_id)
 
 
-def search_scope(
-    agent_id: str, session_id: str | None, exclude_session_id: str | None
-) -> tuple[str, str | None]:
-    """(scope token to match, scope token to leave out) of a message search: one session,
-    or all the agent's sessions but exclude_session_id."""
-    if session_id is not None:
-        return session_token(session_id), None
-    exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
-    return agent_token(agent_id), exclude
-
-
 @dataclass(frozen=True, slots=True)
 class MessageRow:
     """One arbor_message row to write, with its index tokens (search_len counts them)."""

@@ -50,7 +50,15 @@ INSERT_COUNTED = (
     "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
     "message_count = message_count + 1, search_tokens = search_tokens + %s WHERE id = %s) "
     + INSERT_MESSAGE_WITH_VECTOR)
-INSERT_FTS = "INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)"
+# SQLite: an index row's rowid is its agent's number (arbor_search_key, migration 0012)
+# shifted left by FTS_SHIFT, or'ed with the message's seq: an agent's rows are one range.
+FTS_SHIFT = 36
+FTS_SEQ = (1 << FTS_SHIFT) - 1  # rowid & FTS_SEQ = seq
+AGENT_FTS_KEY = "(SELECT key FROM arbor_search_key WHERE agent_id = %s)"
+SESSION_FTS_KEY = ("(SELECT k.key FROM arbor_session s JOIN arbor_search_key k "
+                   "ON k.agent_id = s.agent_id WHERE s.id = %s)")
+INSERT_FTS = ("INSERT INTO arbor_message_fts(rowid, body, scope) "
+              f"VALUES (({AGENT_FTS_KEY} << {FTS_SHIFT}) | %s, %s, %s)")
 # After a bulk insert (fork, import): parents found by id within the new session.
 LINK_PARENTS = """UPDATE arbor_message SET parent_seq = (
                        SELECT p.seq FROM arbor_message p

@@ -1,0 +1,198 @@
+"""Message search statements, by vendor (dialects.py dispatches here).
+
+Both rank as FTS5 does: rows holding every term first, then BM25 (k1=1.2, b=0.75, IDF
+floored at 1e-6, corpus statistics over the whole index, document length counting the
+two scope tokens), then newest first.
+
+SQLite: an agent's index rows are one rowid range (sql.FTS_SHIFT), so an agent-wide
+search walks only that range of the index; the session token stays in the match for a
+session search. The best `limit` rows are found on the index alone and only they are
+joined to their messages.
+
+Postgres: document frequencies, the row count and the token total come from
+`arbor_term_df` plus pending deltas (migration 0012), one indexed read per term. Only a
+bounded set of candidates is scored: the rows holding every term, and the rows holding
+one of the rarest terms; a row holding none of those scores below the sum of the other
+terms' ceilings (2.2 × IDF each), so when the last row kept outscores that sum, no row
+left out could enter. Otherwise the search scores every matching row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .storage import sql
+from .storage.rows import agent_token, session_token
+
+SCOPE_TOKENS = 2  # every indexed message carries a session token and an agent token
+K1 = 1.2
+B = 0.75
+MIN_IDF = 1e-6
+# A small session is read through its own index, then matched: cheaper than the GIN
+# posting lists of common words.
+SMALL_SESSION = 5_000
+# Candidates first scored on Postgres: rows holding one of the rarest terms, up to
+# this many documents in all.
+RARE_DOCS = 2_000
+
+
+def quoted(words: Sequence[str]) -> list[str]:
+    # A quoted FTS5 string is text: NEAR, OR, -, :, * inside it are not operators.
+    return ['"' + w.replace('"', '""') + '"' for w in words]
+
+
+def tsquery_terms(terms: Sequence[str]) -> list[str]:
+    return ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
+
+
+# --- SQLite ------------------------------------------------------------------------
+
+_AGENT_RANGE = (f"WITH k(lo, hi) AS (SELECT key << {sql.FTS_SHIFT}, "
+                f"(key << {sql.FTS_SHIFT}) | {sql.FTS_SEQ} "
+                "FROM arbor_search_key WHERE agent_id = %s)")
+
+
+def sqlite_messages(
+    cur: Any, *, agent_id: str, session_id: str | None, exclude_session_id: str | None,
+    terms: Sequence[str], limit: int,
+) -> list[tuple[Any, ...]]:
+    """(message_id, session_id, role, text, created_at, score) best first."""
+    words = quoted(terms)
+    scope = f'scope : "{session_token(session_id)}" AND ' if session_id is not None else ""
+    match = f'{scope}body : ({" OR ".join(words)})'
+    if exclude_session_id is not None:  # any id is text here, quotes included
+        match = f"({match}) NOT scope : {quoted([session_token(exclude_session_id)])[0]}"
+    params: list[Any] = [agent_id]
+    whole = "1"
+    if len(terms) > 1:
+        whole = ("f.rowid IN (SELECT a.rowid FROM arbor_message_fts a, k "
+                 "WHERE arbor_message_fts MATCH %s AND a.rowid BETWEEN k.lo AND k.hi)")
+        params.append(f'{scope}body : ({" AND ".join(words)})')
+    params += [match, limit]
+    cur.execute(
+        f"""{_AGENT_RANGE}
+        SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, -f.score
+        FROM (SELECT f.rowid AS id, {whole} AS whole,
+                     bm25(arbor_message_fts, 1.0, 0.0) AS score
+              FROM arbor_message_fts f, k
+              WHERE arbor_message_fts MATCH %s AND f.rowid BETWEEN k.lo AND k.hi
+              ORDER BY whole DESC, score, id DESC LIMIT %s) f
+        JOIN arbor_message m ON m.seq = f.id & {sql.FTS_SEQ}
+        ORDER BY f.whole DESC, f.score, f.id DESC""",
+        params,
+    )
+    return list(cur.fetchall())
+
+
+# --- Postgres ----------------------------------------------------------------------
+
+N_TERM, TOKENS_TERM = "§n", "§t"  # the row count and token total in arbor_term_df
+
+_STATS = """
+    SELECT t.term, coalesce(df.df, 0)
+           + coalesce((SELECT sum(d) FROM arbor_term_delta x WHERE x.term = t.term), 0)
+    FROM unnest(%s::text[]) AS t(term) LEFT JOIN arbor_term_df df ON df.term = t.term"""
+
+
+def _scored(source: str, where: str) -> str:
+    """Score the rows of `source` (alias m) meeting `where` against the weights (idf per
+    term); params: term count, the source's, avgdl, terms, idfs, the where's, limit."""
+    return f"""
+    SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, s.score,
+           s.matched = %s AS whole, m.seq
+    FROM {source}
+    CROSS JOIN LATERAL (
+        SELECT sum(w.idf * (u.tf * {K1 + 1})
+                   / (u.tf + {K1} * ({1 - B} + {B} * (m.search_len + {SCOPE_TOKENS}) / %s)))
+                 AS score,
+               count(*) AS matched
+        FROM (SELECT lexeme, array_length(positions, 1)::float8 AS tf
+              FROM unnest(m.search_vector)) u
+        JOIN unnest(%s::text[], %s::float8[]) AS w(term, idf) ON w.term = u.lexeme
+    ) s
+    WHERE {where}
+    ORDER BY whole DESC, s.score DESC, m.seq DESC
+    LIMIT %s"""
+
+
+# The candidates first; every match only when the last candidate kept could be beaten
+# by a row left out (it is neither a whole match nor above the ceiling). The second scan
+# is a one-time-filtered plan node: it does not run when the candidates suffice.
+_PRUNED = """
+    WITH first AS MATERIALIZED ({first}),
+    enough AS MATERIALIZED (
+        SELECT (SELECT count(*) FROM first) = %s
+               AND coalesce((SELECT whole OR score > %s FROM first
+                             ORDER BY whole, score, seq LIMIT 1), false) AS ok)
+    SELECT * FROM first WHERE (SELECT ok FROM enough)
+    UNION ALL
+    SELECT * FROM ({every}) e WHERE NOT (SELECT ok FROM enough)
+    ORDER BY whole DESC, score DESC, seq DESC"""
+
+
+def _stats(cur: Any, terms: Sequence[str], session_id: str | None) -> tuple[dict[str, float], int]:
+    """(figures by term, with N_TERM and TOKENS_TERM; the session's message count)."""
+    cur.execute(_STATS + (
+        " UNION ALL SELECT '', message_count FROM arbor_session WHERE id = %s"
+        if session_id is not None else ""),
+        [[*terms, N_TERM, TOKENS_TERM], *([session_id] if session_id is not None else [])])
+    got = {str(term): float(value) for term, value in cur.fetchall()}
+    return got, int(got.pop("", 0))
+
+
+def _idf(n: float, df: float) -> float:
+    ratio = (n - df + 0.5) / (df + 0.5)
+    return max(math.log(ratio), MIN_IDF) if ratio > 0 else MIN_IDF
+
+
+def postgres_messages(
+    cur: Any, *, agent_id: str, session_id: str | None, exclude_session_id: str | None,
+    terms: Sequence[str], limit: int,
+) -> list[tuple[Any, ...]]:
+    """(message_id, session_id, role, text, created_at, score) best first."""
+    stats, session_size = _stats(cur, terms, session_id)
+    n = max(stats[N_TERM], 1.0)
+    avgdl = stats[TOKENS_TERM] / n if stats[N_TERM] > 0 else 1.0
+    df = {t: stats[t] for t in terms}
+    idf = {t: _idf(n, df[t]) for t in terms}
+    words = dict(zip(terms, tsquery_terms(terms), strict=True))
+
+    def statement(some: Sequence[str]) -> tuple[str, list[Any]]:
+        """Scoring the rows holding every term or any of `some`, best first."""
+        alternatives = [words[t] for t in some]
+        if len(terms) > 1 and len(some) < len(terms):
+            alternatives.append("(" + " & ".join(words.values()) + ")")
+        wanted = "(" + " | ".join(alternatives) + ")"
+        if session_id is not None and session_size <= SMALL_SESSION:
+            source, source_params = (
+                "(SELECT * FROM arbor_message WHERE session_id = %s OFFSET 0) m", [session_id])
+            match = wanted
+        else:
+            source, source_params = "arbor_message m", []
+            scope = session_token(session_id) if session_id is not None else agent_token(agent_id)
+            match = f"'{scope}' & {wanted}"
+            if exclude_session_id is not None:
+                match = f"!{tsquery_terms([session_token(exclude_session_id)])[0]} & {match}"
+        return _scored(source, "m.search_vector @@ %s::tsquery"), [
+            len(terms), *source_params, avgdl, list(terms), [idf[t] for t in terms],
+            match, limit]
+
+    by_rarity = sorted(terms, key=lambda t: (df[t], t))
+    rare: list[str] = []
+    docs = 0.0
+    for t in by_rarity[:-1]:  # never all of them: that is the full search
+        if rare and docs + df[t] > RARE_DOCS:
+            break
+        rare.append(t)
+        docs += df[t]
+    every, every_params = statement(terms)
+    if rare and not (session_id is not None and session_size <= SMALL_SESSION):
+        first, first_params = statement(rare)
+        ceiling = sum(2.2 * idf[t] for t in terms if t not in rare)
+        cur.execute(_PRUNED.format(first=first, every=every),
+                    [*first_params, limit, ceiling, *every_params])
+    else:
+        cur.execute(every, every_params)
+    return [r[:6] for r in cur.fetchall()]
