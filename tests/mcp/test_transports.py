@@ -5,6 +5,7 @@ resources."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import jsonschema
@@ -175,3 +176,47 @@ def test_a_write_over_http_reaches_live_subscribers(world: World, daphne_base: s
     assert [f["type"] for f in frames] == ["context.updated", "message.appended"]
     assert frames[0]["data"]["label"] == "memory"
     assert frames[1]["seq"] == frames[0]["seq"] + 1
+
+
+def test_a_stdio_write_reaches_subscribers_of_a_server_through_redis(
+        world: World, tmp_path: Any) -> None:
+    """A stdio server is its own process: with the servers' REDIS_URL its events reach a
+    daphne's live subscribers (skipped without Redis, except in CI)."""
+    import asyncio
+
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+    from websockets.asyncio.client import connect as ws_connect
+
+    from tests.api.test_websocket_workers import REDIS_URL, redis_reachable
+    from tests.live_server import running_daphne
+
+    from .clients import stdio_params
+
+    if not redis_reachable():
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis is not reachable at {REDIS_URL} (required in CI)")
+        pytest.skip(f"Redis is not reachable at {REDIS_URL}")
+    params = stdio_params(world.agent_id, world.session_id)
+    params.env = {**(params.env or {}), "REDIS_URL": REDIS_URL}
+
+    with running_daphne(tmp_path, env={"REDIS_URL": REDIS_URL}) as base:
+        ws_url = base.replace("http://", "ws://") + f"/ws/sessions/{world.session_id}/"
+
+        async def main() -> dict[str, Any]:
+            async with ws_connect(ws_url, additional_headers={
+                    "Authorization": f"Bearer {world.key}"}) as ws:
+                hello = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                assert hello["type"] == "subscribed", hello
+                async with stdio_client(params) as (read, write), \
+                        ClientSession(read, write) as client:
+                    await client.initialize()
+                    await client.call_tool("set_context", {"label": "memory",
+                                                           "content": "from stdio"})
+                    while True:
+                        frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                        if "seq" in frame:
+                            return dict(frame)
+
+        frame = run(main)
+    assert frame["type"] == "context.updated" and frame["data"]["label"] == "memory"
