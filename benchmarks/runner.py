@@ -17,6 +17,7 @@ from .baseline import open_baseline
 from .cases import Bench, Sizes
 from .memory import memory
 from .report import Result
+from .size import size
 
 FULL = Sizes()
 QUICK = Sizes(
@@ -69,6 +70,9 @@ def run(
         results += ui.chat_page(bench)
         step("live events: WebSocket subscribers and fan-out")
         results += live.live(bench)
+        if connection.vendor == "sqlite":
+            step(f"database size: {sizes.appends:,} messages, Arbor and SQLiteSession")
+            results += size(sizes.appends)
         step("done")
     finally:
         raw.close()
