@@ -394,8 +394,8 @@ def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -
 
 
 # ------------------------------------------------------------------ re-ranking
-CANDIDATE_FLOOR = 50  # re-ranking looks at this many word-ranked hits at least ...
-CANDIDATE_FACTOR = 3  # ... or limit times this, up to MAX_CANDIDATES
+CANDIDATE_FLOOR = 40  # re-ranking looks at this many word-ranked hits at least ...
+CANDIDATE_FACTOR = 2  # ... or limit times this, up to MAX_CANDIDATES
 MAX_CANDIDATES = 400
 COVERAGE_SCAN_CHARS = 20_000  # what a candidate's subject is read from (its start)
 
@@ -428,8 +428,20 @@ _CUE_PHRASES = tuple(" " + " ".join(_PLAIN_WORD.findall(c)) + " " for c in CORRE
 _HAS_DIGIT = re.compile(r"\d")
 
 
+# Every cue holds one of these: a text holding none is no correction (a quick first test).
+def _key_of(cue: str) -> str:
+    longest = max(re.findall(r"[^\W_]+", cue), key=len)
+    return longest if len(longest) > 2 else cue
+
+
+_CUE_SUBSTRINGS = tuple(sorted({_key_of(c) for c in CORRECTION_CUES} | WEAK_CUES
+                               | set(CJK_CORRECTION_CUES)))
+
+
 def _cue_in(clause: str) -> bool:
     """Whether a normalised clause holds a correction cue (a weak one only in a statement)."""
+    if not any(c in clause for c in _CUE_SUBSTRINGS):
+        return False
     words = _PLAIN_WORD.findall(clause)
     present = set(words)
     if present & _CUE_WORDS or (not clause.isascii() and _CJK_CUE.search(clause)):
@@ -487,10 +499,6 @@ def matched_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
     return frozenset(index_tokens(text)) & terms
 
 
-def _same_text_key(hit: SearchHit) -> str:
-    return " ".join(hit.content.split())
-
-
 def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit: int
            ) -> list[SearchHit]:
     """The word-ranked candidates (best first, as the database ranked them) re-ranked for
@@ -517,13 +525,14 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
         order.sort(key=lambda i: covered[i] != everything)
 
     # Collapse identical texts into the newest copy.
+    keys = [" ".join(hit.content.split()) for hit in hits]
     groups: dict[str, list[int]] = {}
     for i in order:
-        groups.setdefault(_same_text_key(hits[i]), []).append(i)
+        groups.setdefault(keys[i], []).append(i)
     kept: list[tuple[int, int]] = []  # (index of the shown copy, copies)
     placed = {i: p for p, i in enumerate(order)}
     for i in order:
-        group = groups[_same_text_key(hits[i])]
+        group = groups[keys[i]]
         if group[0] != i:
             continue
         newest = max(group, key=lambda j: (hits[j].created_at, -placed[j]))
@@ -534,23 +543,24 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
     df = [sum(bool(mask[i] >> c & 1) for i, _ in kept) for c in range(len(concepts))]
     least = min((n for n in df if n), default=0)
     rarest = sum(1 << c for c, n in enumerate(df) if n and n == least)
-    corrections: list[tuple[int, int]] = []  # (hit, the concepts it says something new on)
-    for i, _n in kept:
-        if mask[i]:
-            said = corrected_terms(hits[i].content, terms)
-            fixed = sum(1 << c for c in covered[i] if said.intersection(concepts[c]))
-            if fixed:
-                corrections.append((i, fixed))
+    said: dict[int, int] = {}  # hit -> the concepts it says something new about (lazily)
+
+    def fixed(i: int) -> int:
+        if i not in said:
+            new_terms = corrected_terms(hits[i].content, terms)
+            said[i] = sum(1 << c for c in covered[i] if new_terms.intersection(concepts[c]))
+        return said[i]
+
     superseded: dict[int, int] = {}
     position = {i: p for p, (i, _) in enumerate(kept)}
-    for old, _n in kept if corrections else ():
+    for old, _n in kept[:limit]:  # only hits that can be shown can be superseded
         best: int | None = None
-        for new, fixed in corrections:
+        for new, _m in kept:
             shared = mask[new] & mask[old]
-            # Same subject: two query concepts in common, or the query's rarest; and the
-            # correction is about one of them.
-            if (new == old or not shared & fixed or hits[new].created_at <= hits[old].created_at
-                    or (shared.bit_count() < 2 and not shared & rarest)):
+            # Same subject: two query concepts in common, or the query's rarest; newer;
+            # and the correction is about one of them.
+            if (not shared or (shared.bit_count() < 2 and not shared & rarest)
+                    or hits[new].created_at <= hits[old].created_at or not shared & fixed(new)):
                 continue
             if best is None or (hits[new].created_at, -position[new]) > (
                     hits[best].created_at, -position[best]):
