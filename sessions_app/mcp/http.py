@@ -136,12 +136,19 @@ class McpEndpoint:
                 app=self.server, stateless=True, json_response=True,
                 max_request_body_size=settings.ARBOR_MAX_BODY_BYTES)
             self._task = loop.create_task(self._run(self._manager, self._ready))
-        assert self._ready is not None
+        assert self._ready is not None and self._task is not None
         await self._ready.wait()
+        if self._task.done():  # it could not start: the next request tries again
+            self._loop = None
+            raise RuntimeError("the MCP session manager stopped") from (
+                None if self._task.cancelled() else self._task.exception())
         return self._manager
 
     @staticmethod
     async def _run(manager: Any, ready: asyncio.Event) -> None:
-        async with manager.run():
-            ready.set()
-            await asyncio.Event().wait()  # until the loop ends
+        try:
+            async with manager.run():
+                ready.set()
+                await asyncio.Event().wait()  # until the loop ends
+        finally:
+            ready.set()  # never leave a request waiting on a manager that is gone
