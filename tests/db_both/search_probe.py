@@ -76,6 +76,15 @@ CORPUS: dict[str, list[dict[str, Any]]] = {
          "content": "The emergency rollback password is swordfish."},
         {"id": "ed-after", "role": "assistant", "content": "Noted; I will remember the meeting."},
     ],
+    # A corrected fact and repeated boilerplate (issue 17): the re-ranking must agree too.
+    "corrections": [
+        {"id": "cr-rent-old", "role": "user", "content": "Rent for the flat is 1650 a month."},
+        {"id": "cr-echo-1", "role": "assistant", "content": "Noted your flat details."},
+        {"id": "cr-echo-2", "role": "assistant", "content": "Noted your flat  details."},
+        {"id": "cr-echo-3", "role": "assistant", "content": "Noted your flat details."},
+        {"id": "cr-rent-new", "role": "user",
+         "content": "Actually the rent went up to 1740 in April."},
+    ],
 }
 # The meeting message is edited (upsert with the same id), the secret deleted.
 UPSERTED = {"id": "ed-meeting", "role": "user",
@@ -116,6 +125,8 @@ QUERIES: dict[str, str] = {
     "syntax_emoji": '🚀 deploy 🔥 NEAR/3 "health',
     "syntax_operators_only": "AND OR NOT",
     "empty_whitespace": "  \t\n ",
+    "rent_now": "what's the rent for the flat now?",
+    "flat_details": "flat details",
 }
 # The same words without the syntax: each syntax query must answer exactly like these.
 SYNTAX_WORDS: dict[str, str] = {

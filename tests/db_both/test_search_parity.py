@@ -110,7 +110,7 @@ OTHER_IDS = {m["id"] for ms in OTHER_AGENT.values() for m in ms}
 # ------------------------------------------------------------------ parity
 def test_sqlite_and_postgres_give_the_same_hits_in_the_same_order(answers):
     sqlite, postgres = _for(answers, "sqlite"), _for(answers, "postgresql")
-    assert len(QUERIES) == 20
+    assert len(QUERIES) == 22
     assert sqlite.keys() == postgres.keys()
     compared = 0
     for key in sqlite:
@@ -119,8 +119,10 @@ def test_sqlite_and_postgres_give_the_same_hits_in_the_same_order(answers):
             where = f"query {key!r} ({sqlite[key]['query']!r}) at {scope}"
             assert _ids(s_hits)[:1] == _ids(p_hits)[:1], f"top hit differs for {where}"
             assert _ids(s_hits) == _ids(p_hits), f"hits differ for {where}"
-            assert [(h["session"], h["role"], h["rank"]) for h in s_hits] == [
-                (h["session"], h["role"], h["rank"]) for h in p_hits
+            assert [(h["session"], h["role"], h["rank"], h["superseded_by"], h["copies"])
+                    for h in s_hits] == [
+                (h["session"], h["role"], h["rank"], h["superseded_by"], h["copies"])
+                for h in p_hits
             ], where
             compared += 1
     assert compared == len(sqlite) * (2 + len(CORPUS))
@@ -238,15 +240,15 @@ def test_all_words_rank_above_some_words_then_by_score(results):
         terms = {t for c in concepts for t in c}
         if not terms:
             continue
-        for scope, hits in _scopes(result).items():
+        for scope, all_hits in _scopes(result).items():
+            moved = {h["superseded_by"] for h in all_hits}
+            hits = [h for h in all_hits if h["id"] not in moved]
             tiers = [all(set(c) & TOKENS[h["id"]] for c in concepts) for h in hits]
             assert tiers == sorted(tiers, reverse=True), f"{key} at {scope}: {_ids(hits)}"
-            moved = {h["superseded_by"] for h in hits}
             for tier in (True, False):
-                scores = [h["score"] for h, t in zip(hits, tiers, strict=True)
-                          if t is tier and h["id"] not in moved]
+                scores = [h["score"] for h, t in zip(hits, tiers, strict=True) if t is tier]
                 assert scores == sorted(scores, reverse=True), f"{key} at {scope}"
-            for h in hits:  # any word matches
+            for h in all_hits:  # any word matches
                 assert terms & TOKENS[h["id"]], f"{key}: {h['id']} holds no query word"
     # Here the order matters: a short message repeating one word outscores a long one
     # holding both, yet comes after it.
@@ -254,6 +256,19 @@ def test_all_words_rank_above_some_words_then_by_score(results):
     order = _ids(results["all_vs_some"]["agent"])
     assert hits["dp-migration-only"]["score"] > hits["dp-billing-migration"]["score"]
     assert order.index("dp-billing-migration") < order.index("dp-migration-only")
+
+
+def test_the_correction_ranks_first_and_points_back(results):
+    for hits in (results["rent_now"]["agent"], results["rent_now"]["sessions"]["corrections"]):
+        assert _ids(hits)[:2] == ["cr-rent-new", "cr-rent-old"]
+        assert [h["superseded_by"] for h in hits[:2]] == [None, "cr-rent-new"]
+
+
+def test_identical_texts_are_one_hit_with_their_count(results):
+    hits = results["flat_details"]["agent"]
+    assert _ids(hits)[0] == "cr-echo-3" and hits[0]["copies"] == 3
+    assert not {"cr-echo-1", "cr-echo-2"} & set(_ids(hits))
+    assert [h["copies"] for h in hits[1:]] == [1] * (len(hits) - 1)
 
 
 def test_rarer_words_rank_higher(results):
