@@ -12,7 +12,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -385,11 +385,13 @@ def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -
     """Hits that make their snippet from `terms`; unless `full`, content cut to
     MAX_HIT_CHARS (`truncated`)."""
     shaped = []
-    for hit in hits:
-        cut = not full and len(hit.content) > MAX_HIT_CHARS
-        shaped.append(replace(
-            hit, content=hit.content[:MAX_HIT_CHARS] if cut else hit.content, truncated=cut,
-            _terms=tuple(terms), _text=hit.content))
+    kept_terms = tuple(terms)
+    for h in hits:  # the constructor: dataclasses.replace costs several times more
+        cut = not full and len(h.content) > MAX_HIT_CHARS
+        shaped.append(SearchHit(
+            h.id, h.session_id, h.role, h.content[:MAX_HIT_CHARS] if cut else h.content,
+            h.created_at, h.rank, h.score, cut, h.superseded_by, h.copies, kept_terms,
+            h.content))
     return shaped
 
 
@@ -428,20 +430,8 @@ _CUE_PHRASES = tuple(" " + " ".join(_PLAIN_WORD.findall(c)) + " " for c in CORRE
 _HAS_DIGIT = re.compile(r"\d")
 
 
-# Every cue holds one of these: a text holding none is no correction (a quick first test).
-def _key_of(cue: str) -> str:
-    longest = max(re.findall(r"[^\W_]+", cue), key=len)
-    return longest if len(longest) > 2 else cue
-
-
-_CUE_SUBSTRINGS = tuple(sorted({_key_of(c) for c in CORRECTION_CUES} | WEAK_CUES
-                               | set(CJK_CORRECTION_CUES)))
-
-
 def _cue_in(clause: str) -> bool:
     """Whether a normalised clause holds a correction cue (a weak one only in a statement)."""
-    if not any(c in clause for c in _CUE_SUBSTRINGS):
-        return False
     words = _PLAIN_WORD.findall(clause)
     present = set(words)
     if present & _CUE_WORDS or (not clause.isascii() and _CJK_CUE.search(clause)):
@@ -460,6 +450,20 @@ _CLAUSE = re.compile(r"[.;!?\n\u3002\uff01\uff1f\uff1b]+(?:\s|$)|[:\uff1a](?:\s|
 LEAD_IN_CHARS = 24  # a lead-in is looked for here
 LEAD_IN_CUES = frozenset({"update", "updated", "correction", "korrektur", "anderung", "cambio",
                           "correccion", "changement", "mise a jour", "更正", "訂正", "変更"})
+
+
+# Every Latin cue holds one of these words: a text holding none is no correction.
+_CUE_KEYS = frozenset(max(_PLAIN_WORD.findall(c), key=len)
+                      for c in (*CORRECTION_CUES, *LEAD_IN_CUES) if c.isascii()) | WEAK_CUES
+
+
+def _may_correct(text: str) -> bool:
+    """False when `text` surely holds no correction cue (a quick first test)."""
+    text = text[:COVERAGE_SCAN_CHARS]
+    if text.isascii():
+        return not _CUE_KEYS.isdisjoint(_PLAIN_WORD.findall(text.lower()))
+    text = _normalise(text)
+    return not _CUE_KEYS.isdisjoint(_PLAIN_WORD.findall(text)) or bool(_CJK_CUE.search(text))
 
 
 def corrected_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
@@ -551,11 +555,13 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
             said[i] = sum(1 << c for c in covered[i] if new_terms.intersection(concepts[c]))
         return said[i]
 
+    # Hits that may read as corrections: a cue's key word somewhere (a quick test).
+    maybe = [i for i, _ in kept if mask[i] and _may_correct(hits[i].content)]
     superseded: dict[int, int] = {}
     position = {i: p for p, (i, _) in enumerate(kept)}
-    for old, _n in kept[:limit]:  # only hits that can be shown can be superseded
+    for old, _n in kept[:limit] if maybe else ():  # only shown hits can be superseded
         best: int | None = None
-        for new, _m in kept:
+        for new in maybe:
             shared = mask[new] & mask[old]
             # Same subject: two query concepts in common, or the query's rarest; newer;
             # and the correction is about one of them.
@@ -583,9 +589,10 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
 
     out = []
     for rank, (i, copies) in enumerate(result[:limit], start=1):
-        newer = superseded.get(i)
-        out.append(replace(hits[i], rank=rank, copies=copies,
-                           superseded_by=None if newer is None else hits[newer].id))
+        h, newer = hits[i], superseded.get(i)
+        out.append(SearchHit(h.id, h.session_id, h.role, h.content, h.created_at, rank,
+                             h.score, h.truncated, None if newer is None else hits[newer].id,
+                             copies, h._terms, h._text))
     return out
 
 
