@@ -28,3 +28,16 @@ def test_recall_targets_are_met_beside_plain_bm25(db):
     assert arbor.corrected_first() > plain.corrected_first()
     assert arbor.mrr() >= plain.mrr()
     assert "fixed first" in report.table()
+
+
+def test_a_missed_target_is_reported_and_fails_the_run():
+    def scores(ranks, first=()):
+        return harness.Scores(list(ranks), list(first))
+
+    good = {"all": scores([1] * 10, [True] * 2), "fact": scores([1] * 10)}
+    assert harness._misses(good, good) == []
+    worse = {"all": scores([1] * 8 + [None] * 2, [False] * 2), "fact": scores([2] * 10)}
+    misses = harness._misses(worse, good)
+    assert any(m.startswith("R@5 80.0") for m in misses)
+    assert any(m.startswith("corrected fact first 0.0%") for m in misses)
+    assert any(m.startswith("fact R@1 0.0 is 100.0 points below") for m in misses)
