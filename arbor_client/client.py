@@ -167,9 +167,12 @@ class _Endpoints:
         return self._call("POST", f"/sessions/{_seg(session_id)}/messages", json=body)
 
     def append_batch(self, session_id: str, messages: list[dict[str, Any]], *,
-                     parent_id: str | None = None) -> Any:
+                     parent_id: str | None = None, root: bool = False) -> Any:
+        """All or nothing, chained; under parent_id, else the latest leaf (root=True: as a
+        new root)."""
         return self._call("POST", f"/sessions/{_seg(session_id)}/messages/batch",
-                          json=_drop_none({"messages": messages, "parent_id": parent_id}))
+                          json=_drop_none({"messages": messages, "parent_id": parent_id,
+                                           "root": True if root else None}))
 
     def get_message(self, session_id: str, message_id: str) -> Any:
         return self._call("GET", f"/sessions/{_seg(session_id)}/messages/{_seg(message_id)}")

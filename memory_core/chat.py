@@ -1,8 +1,10 @@
 """One assistant turn: prompt + history + tools -> model -> tool loop -> stored messages.
 
-Every step is stored in the tree as it happens (the assistant's tool-call message, the
-tool results, the final answer), so an interrupted turn leaves a readable path; the
-converters give providers a valid request from any path (stub results, orphans dropped).
+Every step is stored in the tree as it happens, as AI SDK UIMessages: the assistant's
+message with its `tool-<name>` parts (state input-available, then output-available or
+output-error once the tools ran), then the final answer; so an interrupted turn leaves a
+readable path. The converters give providers a valid request from any path (stub results,
+orphans dropped), and still read the older split form (`tool-call` parts, `tool` messages).
 """
 
 from __future__ import annotations
@@ -47,16 +49,21 @@ def _usage_dict(usage: Any, model: str) -> dict[str, Any]:
 
 
 def _assistant_parts(text: str, calls: list[Any]) -> list[dict[str, Any]]:
+    """The step's answer as AI SDK UIMessage parts: its text, then one tool part per call
+    (`tool-<name>`, waiting for its output until the tools have run)."""
     parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    parts += [{"type": "tool-call", "toolCallId": c.id, "toolName": c.name, "input": c.arguments}
-              for c in calls]
+    parts += [{"type": f"tool-{c.name}", "toolCallId": c.id, "state": "input-available",
+               "input": c.arguments} for c in calls]
     return parts
 
 
 def _run_tools(
-    session: SessionHost, tools: dict[str, Tool], calls: list[Any], parent_id: str
+    session: SessionHost, tools: dict[str, Tool], calls: list[Any], message: Message
 ) -> tuple[Message, list[dict[str, Any]]]:
-    parts, events = [], []
+    """Run the calls and store each outcome on its tool part of the assistant `message`
+    (state output-available with `output`, or output-error with `errorText`)."""
+    outcomes: dict[str, dict[str, Any]] = {}
+    events = []
     for c in calls:
         tool = tools.get(c.name)
         problem = getattr(c, "argument_error", None)
@@ -67,11 +74,15 @@ def _run_tools(
         else:
             result = tool.call(c.arguments)
             content, is_error = result.content, result.is_error
-        parts.append({"type": "tool-result", "toolCallId": c.id, "toolName": c.name,
-                      "output": content, "isError": is_error})
+        outcomes[str(c.id)] = ({"state": "output-error", "errorText": content} if is_error
+                               else {"state": "output-available", "output": content})
         events.append({"type": "tool_result", "id": c.id, "name": c.name, "result": content,
                        "is_error": is_error})
-    stored = session.append_message({"role": "tool", "parts": parts}, parent_id)
+    parts = [{**p, **outcomes[str(p.get("toolCallId"))]}
+             if str(p.get("toolCallId")) in outcomes and p.get("state") == "input-available"
+             else p for p in message.parts]
+    stored = session.upsert_message({"id": message.id, "role": "assistant", "parts": parts,
+                                     "metadata": message.metadata}, message.parent_id)
     return stored, events
 
 
@@ -220,9 +231,9 @@ def _turn(
             return
         for c in calls:
             yield {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
-        result_message, events = _run_tools(session, tools, calls, stored.id)
+        stored, events = _run_tools(session, tools, calls, stored)
         yield from events
-        leaf = result_message.id
+        leaf = stored.id
 
 
 def session_usage(session: SessionHost, usage: Any) -> None:

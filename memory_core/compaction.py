@@ -49,22 +49,31 @@ PREVIOUS SUMMARY:
 
 # --------------------------------------------------------------- tool pairing
 def _calls(message: Message) -> tuple[set[str], bool]:
-    """Split-form call ids in this message, and whether it holds a call still pending."""
+    """Call ids in this message that wait for a result in a later message (split-form
+    calls, and AI SDK tool parts still without output), and whether it holds one."""
     ids: set[str] = set()
-    pending = False
     for part in message.parts:
         kind = part.get("type")
         if kind == "tool-call":
             ids.add(str(part.get("toolCallId")))
         elif kind != "tool-result" and tool_name(part) is not None:
-            # AI SDK form: call and result share one part; no output yet means pending.
+            # AI SDK form: call and result share one part; no output yet means pending,
+            # unless a later message answers the same id.
             if part.get("state") not in DONE_STATES and "output" not in part:
-                pending = True
-    return ids, pending
+                ids.add(str(part.get("toolCallId")))
+    return ids, bool(ids)
 
 
 def _results(message: Message) -> set[str]:
-    return {str(p.get("toolCallId")) for p in message.parts if p.get("type") == "tool-result"}
+    """Ids this message answers: split-form results, and finished AI SDK tool parts
+    (which answer a pending part of the same id in an earlier message, if any)."""
+    out = set()
+    for part in message.parts:
+        kind = part.get("type")
+        if kind == "tool-result" or (kind != "tool-call" and tool_name(part) is not None and (
+                part.get("state") in DONE_STATES or "output" in part)):
+            out.add(str(part.get("toolCallId")))
+    return out
 
 
 def choose_range(
@@ -84,13 +93,12 @@ def choose_range(
     end = tail_start - 1
     call_at: dict[str, int] = {}
     result_at: dict[str, int] = {}
-    pending_at: list[int] = []
     for i, message in enumerate(path):
-        ids, pending = _calls(message)
+        ids, _ = _calls(message)
         call_at.update({c: i for c in ids})
-        result_at.update({r: i for r in _results(message)})
-        if pending:
-            pending_at.append(i)
+        result_at.update({r: i for r in _results(message) if r in call_at and r not in result_at})
+    # a call never answered (an interrupted turn, a pending AI SDK part) stays in the tail
+    pending_at = [i for i, m in enumerate(path) if any(c not in result_at for c in _calls(m)[0])]
     # Move the boundaries until the middle holds whole tool pairs and no pending call:
     # a result whose call stays in the head moves the start past it; a call whose result
     # stays in the tail (or never came) moves the end before it.

@@ -1,7 +1,8 @@
 """Arbor histories as request bodies for OpenAI chat completions and Anthropic Messages.
 
 Stored histories may hold interrupted turns, results whose call was deleted, tool parts in
-both AI SDK forms, and summaries. The conversion makes every one of them a valid request:
+both AI SDK forms (a `tool-<name>` part holding call and outcome, which Arbor writes; the
+older split `tool-call` / `tool-result` form, read as ever), and summaries. The conversion makes every one of them a valid request:
 each call is answered right after it (by its result, found anywhere later on the path, or
 by a stub), orphaned results are left out, and nothing stored is changed.
 """
@@ -92,11 +93,17 @@ class _Planner:
 
     def __init__(self, history: Sequence[Message]) -> None:
         self.history = history
-        # toolCallId -> positions (message index, part index) of split-form results
+        # toolCallId -> positions (message index, part index) of results: split-form
+        # `tool-result` parts, and finished AI SDK tool parts that repeat an earlier
+        # call's id (a writer that stores a call and, later, its output as two messages)
         self.results: dict[str, list[tuple[int, int]]] = {}
         for i, message in enumerate(history):
             for j, part in enumerate(message.parts):
-                if part.get("type") == "tool-result" and part.get("toolCallId") is not None:
+                if part.get("toolCallId") is None:
+                    continue
+                kind = part.get("type")
+                if kind == "tool-result" or (kind != "tool-call" and tool_name(part) is not None
+                                             and _inline_result(part) is not None):
                     self.results.setdefault(str(part["toolCallId"]), []).append((i, j))
         self.used: set[tuple[int, int]] = set()
         self.seen_calls: set[str] = set()
@@ -155,6 +162,8 @@ class _Planner:
             if pos > after and pos not in self.used:
                 self.used.add(pos)
                 part = self.history[pos[0]].parts[pos[1]]
+                if part.get("type") != "tool-result":
+                    return _inline_result(part)
                 return result_text(part.get("output")), _is_error_output(part)
         return None
 

@@ -21,7 +21,7 @@ class FakeLLM:
 
     def complete(self, *, system: str, history: list[Any], tools: list[Any]) -> LLMResponse:
         last = history[-1]
-        if last.role == "tool":
+        if last.role == "tool" or any("output" in p for p in last.parts):  # a tool ran
             return LLMResponse("Saved it.", [], Usage(20, 3, 0.0), self.model)
         match = re.match(r"remember (.+)", last.text, re.I)
         if match and any(t.name == "set_context" for t in tools):

@@ -107,6 +107,8 @@ async def test_runner_keeps_memory_in_arbor(arbor):
     hits = (await client.search_agent(arbor["agent_id"], "Ada"))["items"]
     assert hits and hits[0]["session_id"] == session.session_id
     await client.aclose()
+    again.close()
+    session.close()
 
 
 async def test_tool_calls_round_trip_through_arbor(arbor):
@@ -118,10 +120,16 @@ async def test_tool_calls_round_trip_through_arbor(arbor):
     items = await session.get_items()
     assert [i.get("type", "message") for i in items] == [
         "message", "function_call", "function_call_output", "message"]
-    history = await session.client.history(session.session_id)
+    async with AsyncArborClient(arbor["url"], arbor["key"]) as client:
+        history = await client.history(session.session_id)
+    # Stored as AI SDK UIMessages: the call and its output are `tool-add` parts.
     roles = [m["role"] for m in history["messages"]]
-    assert roles == ["user", "assistant", "tool", "assistant"]
-    assert history["messages"][1]["parts"][0]["type"] == "tool-call"
+    assert roles == ["user", "assistant", "assistant", "assistant"]
+    call, output = (history["messages"][i]["parts"][0] for i in (1, 2))
+    assert call == {"type": "tool-add", "toolCallId": "call_1", "state": "input-available",
+                    "input": {"a": 2, "b": 3}}
+    assert output == {"type": "tool-add", "toolCallId": "call_1", "state": "output-available",
+                      "input": {"a": 2, "b": 3}, "output": "5"}
     # The next run sends the stored call and its output back to the model unchanged.
     await Runner.run(_agent(model), "thanks", session=session)
     assert model.inputs[-1][:4] == items
@@ -146,6 +154,12 @@ def test_items_written_by_other_clients_read_as_items():
     assert message_to_items(message) == [
         {"role": "assistant", "content": "Checking"},
         {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"q": 1}'}]
+    ui = {"role": "assistant", "metadata": {}, "parts": [
+        {"type": "tool-lookup", "toolCallId": "c2", "state": "output-available",
+         "input": {"q": 2}, "output": {"n": 1}}]}
+    assert message_to_items(ui) == [
+        {"type": "function_call", "call_id": "c2", "name": "lookup", "arguments": '{"q": 2}'},
+        {"type": "function_call_output", "call_id": "c2", "output": '{"n": 1}'}]
     summary = {"role": "system", "metadata": {"compaction": {}}, "parts": [
         {"type": "text", "text": "[Summary of earlier conversation]\nx"}]}
     assert message_to_items(summary)[0]["role"] == "system"

@@ -47,7 +47,7 @@ def test_chat_runs_tools(api, sid):
     assert answer["parts"][0]["text"] == "Saved it."
     assert ok(api.get(f"/sessions/{sid}/context/memory"))["content"] == "I like tea"
     roles = [m["role"] for m in ok(api.get(f"/sessions/{sid}/history"))["messages"]]
-    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert roles == ["user", "assistant", "assistant"]  # the call and its output: one part
 
 
 def test_chat_under_an_earlier_message_makes_a_branch(api, sid):

@@ -68,11 +68,12 @@ def test_tool_loop_executes_tools_and_stores_every_step(agent, server):
     answer = s.chat("Remember that I like tea")
     assert answer.text == "Saved that you like tea."
     roles = [m.role for m in s.get_history()]
-    assert roles == ["user", "assistant", "tool", "assistant"]
-    call, result = s.get_history()[1], s.get_history()[2]
-    assert call.parts[0] == {"type": "tool-call", "toolCallId": "call_1", "toolName": "set_context",
-                             "input": {"label": "memory", "content": "- likes tea", "action": "append"}}
-    assert result.parts[0]["output"].startswith("Updated memory")
+    assert roles == ["user", "assistant", "assistant"]
+    # The call and its result: one AI SDK tool part on the assistant message.
+    call = s.get_history()[1].parts[0]
+    assert call.pop("output").startswith("Updated memory")
+    assert call == {"type": "tool-set_context", "toolCallId": "call_1", "state": "output-available",
+                    "input": {"label": "memory", "content": "- likes tea", "action": "append"}}
     assert s.get_context_block("memory").content == "- likes tea"
     second = server.requests[1].body
     check_openai_request(second)
@@ -89,8 +90,8 @@ def test_malformed_tool_arguments_become_an_error_result(agent, server):
     manager = make_manager(agent, openai(server))
     s = manager.get_session(manager.create("c").id)
     s.chat("remember x")
-    result = s.get_history()[2].parts[0]
-    assert result["isError"] is True and result["output"].startswith("Error:")
+    result = s.get_history()[1].parts[0]
+    assert result["state"] == "output-error" and result["errorText"].startswith("Error:")
     assert s.get_context_block("memory").content == ""
 
 
@@ -183,7 +184,8 @@ def test_offline_demo_model_remembers_and_recalls(agent):
     assert "Miso" in s.get_context_block("memory").content
     answer = s.chat("What do you remember?")
     assert "Miso" in answer.text
-    assert any(p.get("type") == "tool-call" for m in s.get_history() for p in m.parts)
+    assert any(p.get("type") == "tool-set_context" and p["state"] == "output-available"
+               for m in s.get_history() for p in m.parts)
 
 
 def test_chat_rejects_empty_content(agent):

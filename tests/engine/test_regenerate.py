@@ -105,7 +105,7 @@ def test_regenerate_a_turn_that_used_a_tool(s):
     call = s.get_history()[1]
     again = s.regenerate(call.id)  # the turn's first assistant message, the tool call
     assert again.text.startswith("(variant 2) Got it.")
-    assert [m.role for m in s.get_history()] == ["user", "assistant", "tool", "assistant"]
+    assert [m.role for m in s.get_history()] == ["user", "assistant", "assistant"]
     assert s.get_history()[1].id != call.id and answer.id != again.id
 
 

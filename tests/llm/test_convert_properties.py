@@ -96,8 +96,13 @@ def _has_result_later(history: list[Message], call_id: str) -> bool:
     if first["type"] != "tool-call" and first["state"] in (
             "output-available", "output-error", "output-denied"):
         return True
-    return any(p.get("type") == "tool-result" and p.get("toolCallId") == call_id
-               for m in history[start + 1:] for p in m.parts)
+    later = [p for p in history[start].parts[history[start].parts.index(first) + 1:]]
+    later += [p for m in history[start + 1:] for p in m.parts]
+    # a split-form result, or a finished AI SDK tool part repeating the id, answers it
+    return any(p.get("toolCallId") == call_id and (p.get("type") == "tool-result" or (
+        p.get("type") != "tool-call" and p.get("state") in ("output-available", "output-error",
+                                                            "output-denied")))
+               for p in later)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

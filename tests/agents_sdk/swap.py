@@ -1,0 +1,63 @@
+"""The one change made to the SDK's own session tests: their session constructors
+(`SQLiteSession`, `AsyncSQLiteSession`) build an `ArborSession` on the live Arbor server.
+
+Two constructions with the same `(db_path, session_id)` share one Arbor session, as two
+`SQLiteSession`s on one file share rows; ":memory:" is a new session each time. The
+object keeps the SDK's session id (`session_id`); its messages live in the Arbor session
+`arbor_session_id`. conftest.py points `SERVER` at the test's server.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arbor_client import ArborClient
+from arbor_client.agents_session import ArborSession
+
+SERVER: dict[str, Any] = {}  # url, key, agent_id, sessions: {(db_path, id): arbor id}
+_memory = itertools.count()
+
+
+def _arbor_session(session_id: str, db_path: str | Path) -> tuple[ArborClient, str]:
+    client = ArborClient(SERVER["url"], SERVER["key"])
+    key = (str(db_path), session_id)
+    if key[0] == ":memory:":
+        key = (f":memory:{next(_memory)}", session_id)
+    sessions = SERVER["sessions"]
+    if key not in sessions:
+        sessions[key] = client.create_session(SERVER["agent_id"], session_id[:200] or "sdk",
+                                              source="openai-agents")["id"]
+    return client, sessions[key]
+
+
+class SQLiteSession(ArborSession):
+    def __init__(self, session_id: str, db_path: str | Path = ":memory:",
+                 sessions_table: str = "agent_sessions", messages_table: str = "agent_messages",
+                 session_settings: Any = None) -> None:
+        client, arbor_id = _arbor_session(session_id, db_path)
+        super().__init__(arbor_id, client=client, session_settings=session_settings)
+        self.arbor_session_id = arbor_id
+        self.session_id = session_id
+
+
+class AsyncSQLiteSession(SQLiteSession):
+    async def close(self) -> None:  # type: ignore[override]  # the SDK's is a coroutine
+        super().close()
+
+
+@pytest.fixture(autouse=True)
+def arbor_server(live_server, transactional_db):
+    """Every SDK test gets the live server and an agent to keep its sessions
+    (used by upstream/conftest.py, which conftest.py writes)."""
+    from sessions_app.auth import create_key
+    from tests.conftest import make_agent
+
+    agent = make_agent("sdk", "sdk tests")
+    SERVER.update(url=live_server.url, key=create_key(agent.owner)[1], agent_id=agent.id,
+                  sessions={})
+    yield SERVER
+    SERVER.clear()
