@@ -58,8 +58,8 @@ STOP_WORDS = frozenset(
 
 # Query words that are never terms: contraction and elision fragments ("what's",
 # "they're", "l'appartement") and negated auxiliaries, which say nothing about a subject.
-FRAGMENTS = frozenset("s re ll ve t d m qu don doesn didn isn aren wasn weren haven hasn "
-                      "hadn wouldn shouldn couldn mustn needn".split())
+FRAGMENTS = frozenset("s re ll ve t d m l j n c qu don doesn didn isn aren wasn weren "
+                      "haven hasn hadn wouldn shouldn couldn mustn needn".split())
 # Function words of the other languages the recall set covers, and words asking for the
 # current state ("still", "now"): dropped from queries (unless nothing else is left), never
 # from the index. Written casefolded, without diacritics, as _normalise leaves them.
@@ -159,9 +159,9 @@ def stem_variants(word: str) -> tuple[str, ...]:
 def query_concepts(query: str) -> list[tuple[str, ...]]:
     """The words of a natural-language query as search concepts: each a tuple of stems
     (stem_variants) or one CJK bigram, in order, at most MAX_QUERY_TERMS terms in all.
-    Stop words (QUERY_STOP_WORDS) are dropped unless nothing else is left; FRAGMENTS and
-    single letters never count. Tokenising stops once enough are found, so any length is
-    cheap."""
+    Stop words (QUERY_STOP_WORDS) are dropped unless nothing else is left; FRAGMENTS
+    (what's, we'll, l'appartement, c'est) never count. Tokenising stops once enough are
+    found, so any length is cheap."""
     if not isinstance(query, str):
         return []
     concepts: list[tuple[str, ...]] = []
@@ -170,7 +170,7 @@ def query_concepts(query: str) -> list[tuple[str, ...]]:
     seen_stop: set[str] = set()
     count = 0
     for word, spaceless in _iter_words(query[:MAX_QUERY_SCAN_CHARS]):
-        if not spaceless and (word in FRAGMENTS or (len(word) == 1 and not word.isdigit())):
+        if not spaceless and word in FRAGMENTS:
             continue
         is_stop = not spaceless and word in QUERY_STOP_WORDS
         if is_stop:

@@ -161,6 +161,10 @@ def test_contraction_fragments_and_function_words_are_never_terms(query, terms):
     assert not FRAGMENTS & set(query_terms(query))
 
 
+def test_other_single_letters_and_digits_stay_words():
+    assert query_terms("plan B for the R package, 3 x") == ["plan", "b", "r", "packag", "3", "x"]
+
+
 def test_stem_variants_are_one_query_word():
     assert query_concepts("is she allergic to nuts?") == [("allerg", "allergi"), ("nut",)]
     assert query_concepts("any allergies?") == [("allergi", "allerg")]
