@@ -194,3 +194,6 @@ def check_python_examples(out: str) -> None:
     assert "I like tea" in out.split("tool_result set_context", 1)[1]
     assert "Your name is Ada." in out
     assert re.search(r"^message\.appended \d+$", out, re.M), out  # the live event arrived
+    # The Agents SDK session section: memory, a branch, usage, turns found by search.
+    assert "You said: My name is Ada | I live in Lisbon | Where do I live?" in out
+    assert "You said: My name is Ada | I live in Porto\n['main', 'porto']" in out, out
