@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -409,6 +409,7 @@ CORRECTION_CUES = (
     "switched", "moved", "updated", "correction",
     "corrected", "instead", "raised", "increased", "went up", "went down", "dropped",
     "lowered", "reduced", "rescheduled", "postponed", "replaced", "sold", "from now on",
+    "slipped", "delayed", "pushed back", "brought forward", "cancelled", "canceled",
     "turns out", "inzwischen", "mittlerweile", "nicht mehr", "korrektur",
     "geandert", "anderung", "gewechselt", "verschoben", "stattdessen", "erhoht",
     "en fait", "desormais", "ne plus", "n'est plus", "changement",
@@ -503,6 +504,14 @@ def matched_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
     return frozenset(index_tokens(text)) & terms
 
 
+def sum_masks(masks: Iterable[int]) -> int:
+    """The union of bit masks."""
+    out = 0
+    for m in masks:
+        out |= m
+    return out
+
+
 def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit: int
            ) -> list[SearchHit]:
     """The word-ranked candidates (best first, as the database ranked them) re-ranked for
@@ -514,9 +523,9 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
     2. Identical texts (whitespace aside) collapse into the newest copy, at the place of
        the best-ranked one; `copies` counts them.
     3. Supersession: a newer hit on the same subject as an older one (they share two query
-       concepts, or the query's rarest among the candidates) that corrects what it says
-       about one of them (corrected_terms) marks the older one `superseded_by` it and
-       moves just above it.
+       concepts, counting those of the newer hit's session, or the query's rarest among
+       the candidates) that corrects what it says about one the older holds
+       (corrected_terms) marks the older one `superseded_by` it and moves just above it.
     """
     terms = frozenset(t for c in concepts for t in c)
     covered = []
@@ -555,6 +564,16 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
             said[i] = sum(1 << c for c in covered[i] if new_terms.intersection(concepts[c]))
         return said[i]
 
+    # The candidates of each session: "Sandra is leading it now" is about Bluefin when its
+    # session spoke of Bluefin since the statement it corrects.
+    by_session: dict[str, list[int]] = {}
+    for i, _n in kept:
+        by_session.setdefault(hits[i].session_id, []).append(i)
+
+    def context(new: int, old: int) -> int:
+        since = hits[old].created_at
+        return sum_masks(mask[j] for j in by_session[hits[new].session_id]
+                         if hits[j].created_at > since)
     # Hits that may read as corrections: a cue's key word somewhere (a quick test).
     maybe = [i for i, _ in kept if mask[i] and _may_correct(hits[i].content)]
     superseded: dict[int, int] = {}
@@ -562,11 +581,15 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
     for old, _n in kept[:limit] if maybe else ():  # only shown hits can be superseded
         best: int | None = None
         for new in maybe:
-            shared = mask[new] & mask[old]
-            # Same subject: two query concepts in common, or the query's rarest; newer;
-            # and the correction is about one of them.
-            if (not shared or (shared.bit_count() < 2 and not shared & rarest)
-                    or hits[new].created_at <= hits[old].created_at or not shared & fixed(new)):
+            # Same subject: two query concepts in common (the newer hit's own or its
+            # session's), or the query's rarest; newer; and its correction is about a
+            # concept the older hit holds.
+            direct = mask[new] & mask[old]
+            if (not direct or hits[new].created_at <= hits[old].created_at
+                    or not direct & fixed(new)):
+                continue
+            shared = direct if direct.bit_count() >= 2 else context(new, old) & mask[old]
+            if shared.bit_count() < 2 and not shared & rarest:
                 continue
             if best is None or (hits[new].created_at, -position[new]) > (
                     hits[best].created_at, -position[best]):

@@ -75,6 +75,20 @@ def test_an_update_with_a_lead_in_corrects_every_word_it_holds(manager):
         "lead-new": None, "lead-old": "lead-new", "budget": None}
 
 
+def test_a_correction_that_names_its_subject_earlier_in_its_session(manager):
+    old = manager.get_session(manager.create("kickoff").id)
+    fill(old)
+    old.append_message(user_msg("Ravi is leading Bluefin, the app rewrite.", id="ravi"))
+    new = manager.get_session(manager.create("later").id)
+    new.append_messages([user_msg("Quick news on Bluefin.", id="news"),
+                         user_msg("Ravi left, so Sandra is leading it now.", id="sandra")])
+    hits = manager.search("who is leading Bluefin?")
+    assert ids(hits)[:2] == ["sandra", "ravi"]
+    assert {h.id: h.superseded_by for h in hits}["ravi"] == "sandra"
+    # "The rewrite" is never named in the correction's session: nothing is superseded.
+    assert all(h.superseded_by is None for h in manager.search("who is leading the rewrite?"))
+
+
 @pytest.mark.parametrize("text", ["Deploy now.", "Running the deploy now, hold on.",
                                   "Nobody deploys without a change ticket."])
 def test_now_or_change_in_passing_is_no_correction(session, text):
