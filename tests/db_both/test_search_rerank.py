@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory_core.search import FRAGMENTS, query_concepts, query_terms
 from tests.conftest import assistant_msg, user_msg
@@ -227,11 +228,18 @@ def test_every_hit_has_its_date_a_marked_snippet_and_the_new_fields(rent):
         assert {"superseded_by", "copies", "snippet"} <= set(data)
 
 
-def test_search_is_still_one_query(manager, session, django_assert_num_queries):
+def test_re_ranking_adds_no_query(manager, session):
+
     fill(session, FILLER)
     session.append_messages([user_msg("Rent is €1,650."), user_msg("Actually the rent is €1,740.")])
-    queries = 1 if connection.vendor == "sqlite" else 2  # Postgres: statistics, then match
-    with django_assert_num_queries(queries):
-        assert manager.search("what's the rent now?")
-    with django_assert_num_queries(queries):
-        assert session.search("rent")
+
+    def count(fn) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert fn()
+        return len(captured.captured_queries)
+
+    terms = query_terms("what's the rent now?")
+    word_ranking = count(lambda: manager.storage.search(
+        agent_id=manager.agent_id, session_id=None, terms=terms, limit=40))
+    assert count(lambda: manager.search("what's the rent now?")) == word_ranking
+    assert count(lambda: session.search("rent")) == word_ranking
