@@ -286,6 +286,10 @@ def search(b: Bench, manager: SessionManager) -> list[Result]:
         sessions.append(session)
     questions = b.corpus.questions(s.queries)
     work = [(q, query_terms(q), sessions[i * 7 % len(sessions)]) for i, q in enumerate(questions)]
+    if connection.vendor == "postgresql":  # as autovacuum would have, after a bulk load
+        with connection.cursor() as cur:
+            for table in ("arbor_session", "arbor_message", "arbor_term_df", "arbor_term_delta"):
+                cur.execute(f"VACUUM ANALYZE {table}")
     b.raw.prepare_search()
     # The baseline is the raw design an app would write: any word ranked by bm25 (ts_rank
     # on Postgres), the session's token for a session search, no filter for the agent.

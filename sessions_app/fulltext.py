@@ -35,7 +35,7 @@ MIN_IDF = 1e-6
 SMALL_SESSION = 5_000
 # Candidates first scored on Postgres: rows holding one of the rarest terms, up to
 # this many documents in all.
-RARE_DOCS = 2_000
+RARE_DOCS = 10_000
 
 
 def quoted(words: Sequence[str]) -> list[str]:
@@ -98,7 +98,9 @@ _STATS = """
 
 def _scored(source: str, where: str) -> str:
     """Score the rows of `source` (alias m) meeting `where` against the weights (idf per
-    term); params: term count, the source's, avgdl, terms, idfs, the where's, limit."""
+    term); params: term count, the source's, avgdl, terms, terms, idfs, the where's, limit.
+    Only the query's lexemes are unnested: marked with weight A, then filtered on it (both
+    in C), a few entries instead of every word of the message."""
     return f"""
     SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, s.score,
            s.matched = %s AS whole, m.seq
@@ -108,8 +110,8 @@ def _scored(source: str, where: str) -> str:
                    / (u.tf + {K1} * ({1 - B} + {B} * (m.search_len + {SCOPE_TOKENS}) / %s)))
                  AS score,
                count(*) AS matched
-        FROM (SELECT lexeme, array_length(positions, 1)::float8 AS tf
-              FROM unnest(m.search_vector)) u
+        FROM (SELECT lexeme, cardinality(positions)::float8 AS tf
+              FROM unnest(ts_filter(setweight(m.search_vector, 'A', %s::text[]), '{{a}}'))) u
         JOIN unnest(%s::text[], %s::float8[]) AS w(term, idf) ON w.term = u.lexeme
     ) s
     WHERE {where}
@@ -176,7 +178,7 @@ def postgres_messages(
             if exclude_session_id is not None:
                 match = f"!{tsquery_terms([session_token(exclude_session_id)])[0]} & {match}"
         return _scored(source, "m.search_vector @@ %s::tsquery"), [
-            len(terms), *source_params, avgdl, list(terms), [idf[t] for t in terms],
+            len(terms), *source_params, avgdl, list(terms), list(terms), [idf[t] for t in terms],
             match, limit]
 
     by_rarity = sorted(terms, key=lambda t: (df[t], t))
