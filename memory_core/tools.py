@@ -153,11 +153,11 @@ def _set_context(ctx: SessionContext, writable: list[Block], settable: list[Bloc
         block = next(b for b in writable + settable if b.label == label)
         if block.kind in ("skill", "search"):
             if not args.get("key"):
-                return f"Error: block '{label}' needs a 'key' for the entry to write"
+                raise InvalidInput(f"block '{label}' needs a 'key' for the entry to write")
             ctx.set_entry(label, args["key"], content, args.get("description"))
             return f"Saved entry '{args['key']}' in {label}."
         if args.get("key"):
-            return f"Error: block '{label}' is plain text and takes no 'key'"
+            raise InvalidInput(f"block '{label}' is plain text and takes no 'key'")
         if args.get("action", "replace") == "append":
             report = ctx.append_context_block(label, content)
         else:

@@ -124,8 +124,9 @@ def test_set_context_replace_append_and_usage(s):
 ])
 def test_set_context_bad_input_is_an_error_string_and_changes_nothing(s, args, fragment):
     s.replace_context_block("memory", "keep")
-    result = by_name(s)["set_context"].execute(args)
-    assert result.startswith("Error:") and fragment in result
+    result = by_name(s)["set_context"].call(args)
+    assert result.is_error  # the model, the API and MCP clients are all told it failed
+    assert result.content.startswith("Error:") and fragment in result.content
     assert s.get_context_block("memory").content == "keep"
 
 
