@@ -4,7 +4,8 @@ keep statistics, search, dates); the storage modules never splice vendor SQL.
 
 Both vendors index the same Python-made tokens and rank with the same BM25 (FTS5's
 formula: k1=1.2, b=0.75, IDF floored at 1e-6, document length counting the two scope
-tokens), so a query answers the same on SQLite and Postgres.
+tokens), so a query answers the same on SQLite and Postgres. The message search
+statements live in fulltext.py.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from . import fulltext
 from .storage import sql
 from .storage.rows import MessageRow, message_scope, namespace_token, session_token
 
-SCOPE_TOKENS = 2  # every indexed row carries a session token and an agent token
 MAX_POSITIONS = 256  # Postgres keeps at most 256 positions per lexeme
 
 

@@ -1,0 +1,68 @@
+"""Postgres keeps each word's document count, the message count and the token total in
+arbor_term_df plus pending deltas (migration 0012); searches read them instead of
+counting over the GIN index, so they must stay exact through every kind of write."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from tests.conftest import assistant_msg, user_msg
+
+pytestmark = pytest.mark.postgres_only
+
+# What the counts should be, worked out from the messages themselves.
+TRUTH = """
+    SELECT lexeme, count(*) FROM arbor_message, unnest(tsvector_to_array(search_vector)) lexeme
+    WHERE lexeme NOT LIKE '§%%' GROUP BY lexeme
+    UNION ALL SELECT '§n', count(*) FROM arbor_message
+    UNION ALL SELECT '§t', coalesce(sum(search_len + 2), 0) FROM arbor_message"""
+KEPT = """
+    SELECT term, sum(n) FROM (SELECT term, df AS n FROM arbor_term_df
+                              UNION ALL SELECT term, d FROM arbor_term_delta) x
+    GROUP BY term"""
+
+
+def counts(sql: str) -> dict[str, int]:
+    with connection.cursor() as cur:
+        cur.execute(sql)
+        return {term: int(n) for term, n in cur.fetchall() if int(n)}
+
+
+def pending() -> int:
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(*) FROM arbor_term_delta")
+        return int(cur.fetchone()[0])
+
+
+def assert_exact() -> None:
+    assert counts(KEPT) == counts(TRUTH)
+
+
+def test_counts_stay_exact_through_every_write(manager, session):
+    words = [f"word{i}" for i in range(400)]
+    # Enough distinct words that the deltas cross a fold (every 4,096 delta rows).
+    texts = [" ".join(words[(i * 7) % 400 : (i * 7) % 400 + 40]) for i in range(150)]
+    for text in texts:
+        session.append_message(user_msg(text))
+    assert_exact()
+    history = session.get_history()
+    session.delete_messages([m.id for m in history[:20]])
+    assert_exact()
+    target = history[30]
+    session.update_message(assistant_msg("entirely different zebra words", id=target.id))
+    assert_exact()
+    fork = manager.fork(session.id, history[100].id, "fork")  # copied vectors, bulk
+    assert_exact()
+    manager.delete(fork.id)
+    assert_exact()
+    session.clear_messages()
+    assert_exact()
+    assert pending() < 4096 + 1000  # folded as it went, not left to grow
+
+
+def test_a_new_word_is_searchable_at_once(manager, session):
+    session.append_messages([user_msg("the rare quokka"), user_msg("a common word")])
+    hits = manager.search("quokka")
+    assert [h.content for h in hits] == ["the rare quokka"]
+    assert hits[0].score > 0
