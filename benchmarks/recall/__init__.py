@@ -2,7 +2,7 @@
 
 `python -m benchmarks.recall` runs it alone on a throwaway database (SQLite, or the
 PostgreSQL server DATABASE_URL names); `make bench` runs it after the timed benchmarks.
-The data is in sessions_*.json beside this file (see README.md there).
+The data is in sessions_*.json beside this file; harness.py says how it is read.
 """
 
 from .harness import Report, evaluate, run
