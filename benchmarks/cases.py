@@ -314,9 +314,11 @@ def search(b: Bench, manager: SessionManager) -> list[Result]:
         lambda t, ses: b.raw.search(None, t, 20), "storage search (agent)",
     )
     total = s.sessions * s.per_session
-    # On Postgres the targets are milliseconds at 100,000 messages (issue 14).
+    # Targets (issue 14): on SQLite agent-wide search within 1.5× the raw design (a
+    # session search is shown beside its raw design, untargeted); on Postgres
+    # milliseconds at 100,000 messages.
     pg = connection.vendor == "postgresql"
-    session_target = Target(3.0, of_ratio=False) if pg else Target(1.5)
+    session_target = Target(3.0, of_ratio=False) if pg else None
     agent_target = Target(15.0, of_ratio=False) if pg else Target(1.5)
 
     def note(n: int) -> str:
