@@ -90,7 +90,9 @@ def search(request: HttpRequest) -> HttpResponse:
     if query.strip():
         for agent in agents(request):
             hits += access.manager_for(agent).search(query, SEARCH_HITS, full=False)
-        hits.sort(key=lambda h: -h.score)
+        # Each agent's hits keep the engine's order (corrections above what they correct);
+        # several agents' lists interleave by that rank.
+        hits.sort(key=lambda h: h.rank)
         hits = hits[:SEARCH_HITS]
         ids = {h.session_id for h in hits}
         names = dict(models.Session.objects.filter(id__in=ids).values_list("id", "name"))

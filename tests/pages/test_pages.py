@@ -126,6 +126,22 @@ def test_search_marks_matches_and_links_the_branch(alice, browser):
     assert "<script" not in browser.get("/search/?q=<script>alert(1)</script>").content.decode().split("<main", 1)[1].split("</main>")[0]
 
 
+def test_search_says_when_a_hit_was_corrected_and_how_often_it_repeats(alice, browser):
+    manager = alice["manager"]
+    sid = manager.create("rent").id
+    manager.append_all(sid, [{"role": "user", "content": "My rent is 1,650 euros a month."}]
+                       + [{"role": "assistant", "content": "Noted: weekly status report."}] * 3
+                       + [{"role": "user", "content": "Actually the rent went up to 1,740 "
+                                                      "euros a month."}])
+    html = browser.get("/search/?q=what is my rent", HTTP_HX_REQUEST="true").content.decode()
+    items = html.split("<li>")[1:]
+    assert "1,740" in items[0] and "later corrected" not in items[0]
+    stale = next(i for i in items if "1,650" in i)
+    assert "later corrected" in stale
+    html = browser.get("/search/?q=weekly status report", HTTP_HX_REQUEST="true").content.decode()
+    assert html.count("weekly</mark>") == 1 and "3 copies" in html
+
+
 def test_an_overlay_is_one_marker_holding_its_messages(alice, browser):
     manager = alice["manager"]
     sid = manager.create("compacted").id
