@@ -18,7 +18,8 @@ from .inputs import check_id, optional_id
 from .limits import MAX_COST, MAX_NAME, MAX_REASON, MAX_TOKEN_TOTAL, strip_nul
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
-from .search import SearchHit, candidate_window, clamp_limit, query_concepts, rerank, shape_hits
+from .rerank import candidate_window, rerank
+from .search import SearchHit, clamp_limit, query_concepts, shape_hits
 from .session import MessageInput, Session
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter

@@ -18,7 +18,8 @@ from .events import Event, EventType, Status
 from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
-from .search import SearchHit, candidate_window, clamp_limit, query_concepts, rerank, shape_hits
+from .rerank import candidate_window, rerank
+from .search import SearchHit, clamp_limit, query_concepts, shape_hits
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
 from .tree import Compaction, PathPage, TreeRow, apply_overlays, hide_unloaded_skills
