@@ -120,8 +120,14 @@ def _bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+_ASCII_WORD = re.compile(r"[^\W_]+")  # _TOKEN's words where no spaceless script can occur
+
+
 def index_tokens(text: str) -> list[str]:
     """Tokens to index for a document, in order, duplicates kept (term frequency)."""
+    normal = _normalise(text)
+    if normal.isascii():  # every append: one findall, no per-word matches (same tokens)
+        return [_stem(w[:MAX_TOKEN_CHARS]) for w in _ASCII_WORD.findall(normal)[:MAX_DOC_TOKENS]]
     tokens: list[str] = []
     for word, spaceless in _words(text):
         if spaceless:
