@@ -173,7 +173,17 @@ class ArborSession(AdvancedSessionMixin):
         return None if self._pin == _EMPTY else self._pin
 
     def _path(self) -> list[dict[str, Any]]:
-        return [] if self._pin == _EMPTY else self._store.path(self._pin)
+        if self._pin == _EMPTY:
+            return []
+        try:
+            return self._store.path(self._pin)
+        except Exception as exc:
+            gone = getattr(exc, "status", None) == 404 or getattr(exc, "code", None) == "not_found"
+            if self._pin is None or not gone:
+                raise
+        # Where the session stood was deleted by another client: back to the latest leaf.
+        self._pin, self._pending_branch = None, None
+        return self._store.path(None)
 
     def close(self) -> None:
         """Release the connection; later calls raise RuntimeError. Closing twice is fine."""

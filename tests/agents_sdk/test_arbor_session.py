@@ -105,6 +105,9 @@ async def test_pop_follows_the_sessions_own_path_past_a_branch_point(arbor):
     await session.add_items([said("a3")])  # appended where the session stands
     assert [i["content"] for i in await session.get_items()] == ["q", "a3"]
     assert len(client.branches(session.session_id, q["id"])["items"]) == 2  # a1 and a3
+    assert await session.pop_item() == said("a3")  # the session stands on q again
+    client.delete_message(session.session_id, q["id"])  # ...which another client deletes
+    assert await session.get_items() == [said("a1")]  # the latest leaf, then
 
 
 async def test_pop_takes_one_item_of_a_message_another_client_wrote(arbor):
