@@ -65,12 +65,12 @@ def test_log_in_create_a_session_send_and_see_the_streamed_answer(site, page, al
     page.get_by_role("button", name="New session").click()
     expect(page.get_by_role("heading", name="Planning")).to_be_visible()
     send(page, "remember that I like green tea")
-    expect(messages(page)).to_have_count(4)  # question, tool call, tool result, answer
+    expect(messages(page)).to_have_count(3)  # question, tool call with its result, answer
     wait_idle(page)
     expect(messages(page).last).to_contain_text("green tea")
     assert page.locator("article[data-role=user]").first.get_attribute("id").startswith("m-")
     send(page, "what do you remember?")
-    expect(messages(page)).to_have_count(6)
+    expect(messages(page)).to_have_count(5)
     wait_idle(page)
     expect(messages(page).last).to_contain_text("green tea")
     expect(page.locator(".meta .model")).to_contain_text("offline demo model")
