@@ -286,7 +286,13 @@ class AdvancedSessionMixin:
     async def run_compaction(self, args: dict[str, Any] | None = None) -> None:
         """The SDK's compaction hook, served by Arbor's compaction: older messages are
         summarised in an overlay (nothing is deleted; the UI can expand it), so
-        `get_items` then returns the summary and the recent items."""
+        `get_items` then returns the summary and the recent items.
+
+        Called by hand (no args) or with `force`, it compacts now. The Runner's own call
+        after each turn (force false) leaves it to Arbor, which compacts on its own
+        threshold as items are appended."""
+        if args is not None and not args.get("force"):
+            return
         await self._run(self._store.compact)
 
 

@@ -209,12 +209,19 @@ async def test_run_usage_per_turn_and_for_the_session(arbor):
 
 async def test_compaction_hook_is_arbors_overlay(arbor):
     session = new_session(arbor)
-    await session.add_items([user(f"fact {i}") if i % 2 == 0 else said(f"noted {i}")
-                             for i in range(12)])
+    filler = " ".join(f"word{j}" for j in range(1500))  # past the kept tail's budget
+    await session.add_items([user(f"fact {i} {filler}") if i % 2 == 0
+                             else said(f"noted {i} {filler}") for i in range(12)])
+    client = arbor["client"]
+    await session.run_compaction({"response_id": "resp_1", "force": False})  # the Runner's
+    assert client.list_compactions(session.session_id)["items"] == []  # Arbor's threshold
     await session.run_compaction({"force": True})
-    raw = arbor["client"].history(session.session_id, raw=True)["messages"]
+    raw = client.history(session.session_id, raw=True)["messages"]
     assert len(raw) == 12  # nothing deleted
-    assert len(await session.get_items()) <= 12
+    overlays = client.list_compactions(session.session_id)["items"]
+    items = await session.get_items()
+    assert len(overlays) == 1  # the summary stands in for the range it covers
+    assert "system" in [i.get("role") for i in items] and len(items) < 12
 
 
 @pytest.fixture
