@@ -53,9 +53,10 @@ class _HttpStore:
     """The session's operations over the JSON API, with the sync client (thread-safe,
     bound to no event loop)."""
 
-    def __init__(self, client: ArborClient, session_id: str) -> None:
+    def __init__(self, client: ArborClient, session_id: str, owns: bool) -> None:
         self.client = client
         self.session_id = session_id
+        self.owns = owns  # made here (not the caller's): closed with the session
 
     def path(self, leaf_id: str | None) -> list[dict[str, Any]]:
         return list(self.client.history(self.session_id, leaf_id=leaf_id)["messages"])
@@ -97,7 +98,8 @@ class _HttpStore:
         return self.client.compact(self.session_id)
 
     def close(self) -> None:
-        self.client.close()
+        if self.owns:
+            self.client.close()
 
 
 def _sync_client(client: Any, base_url: str | None, api_key: str | None) -> ArborClient:
@@ -136,7 +138,8 @@ class ArborSession(AdvancedSessionMixin):
         self.session_id = session_id
         self.session_settings = _settings(session_settings)
         self._store = store if store is not None else _HttpStore(
-            _sync_client(client, base_url, api_key), session_id)
+            _sync_client(client, base_url, api_key), session_id,
+            owns=not isinstance(client, ArborClient))
         self._lock = threading.RLock()
         self._pin: str | None = None  # a message id, _EMPTY, or None: the latest leaf
         self._pending_branch: str | None = None
@@ -151,7 +154,9 @@ class ArborSession(AdvancedSessionMixin):
         sync = _sync_client(client, base_url, api_key)
         info = await asyncio.to_thread(sync.create_session, agent_id, name,
                                        source="openai-agents")
-        return cls(info["id"], client=sync, session_settings=session_settings)
+        session = cls(info["id"], client=sync, session_settings=session_settings)
+        session._store.owns = not isinstance(client, ArborClient)
+        return session
 
     # ------------------------------------------------------------- plumbing
     def _check_open(self) -> None:

@@ -44,6 +44,12 @@ def said(text):
     return {"role": "assistant", "content": text}
 
 
+async def test_close_leaves_a_client_the_caller_passed_open(arbor):
+    session = await ArborSession.create(arbor["agent"].id, client=arbor["client"])
+    session.close()
+    assert arbor["client"].get_session(session.session_id)["id"] == session.session_id
+
+
 async def test_close_then_any_use_raises(arbor):
     session = new_session(arbor)
     await session.add_items([user("hi")])
