@@ -19,6 +19,7 @@ import psycopg
 
 from sessions_app import events
 from sessions_app.storage import sql
+from sessions_app.storage.paths import chain
 
 from .baseline import Traced, agent_token, appended_event, prepare, session_token
 
@@ -181,6 +182,8 @@ class RawPostgres(Traced):
                     (session_id, parent_id),
                 )
             parent = cur.fetchone()
+            if parent_id is not None:  # like Arbor: a second child marks the session branched
+                cur.execute(sql.MARK_BRANCH_UNDER, (session_id, parent[0]))
             ids = []
             for message in messages:
                 prepared = prepare(message)
@@ -196,7 +199,7 @@ class RawPostgres(Traced):
                 cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
             else:
                 cur.execute(_PATH_TO_ID, (session_id, leaf_id, session_id, session_id))
-            rows = cur.fetchall()
+            rows = chain(cur.fetchall())
             parents = [None, *(r[0] for r in rows)]
             path = [
                 (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, r[4], r[5])

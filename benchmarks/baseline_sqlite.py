@@ -19,6 +19,7 @@ import orjson
 
 from sessions_app import events
 from sessions_app.storage import sql
+from sessions_app.storage.paths import chain
 
 from .baseline import Traced, agent_token, appended_event, prepare, session_token
 
@@ -37,6 +38,7 @@ _INDEX = sql.INSERT_FTS.replace("%s", "?")
 _INSERT_EVENT = events.INSERT_EVENT["sqlite"].replace("%s", "?")
 _PATH_TO_ID = sql.READ_TO_ID["sqlite"].replace("%s", "?")
 _PATH_TO_LATEST = sql.READ_TO_LATEST["sqlite"].replace("%s", "?")
+_MARK_BRANCH_UNDER = sql.MARK_BRANCH_UNDER.replace("%s", "?")
 # Compaction overlays and unloaded skills of the session, read with every path.
 _VIEWS = sql.VIEWS.replace("%s", "?")
 
@@ -144,6 +146,8 @@ class RawSqlite(Traced):
                 (session_id, parent_id),
             )
         parent = cur.fetchone()
+        if parent_id is not None:  # like Arbor: a second child marks the session branched
+            cur.execute(_MARK_BRANCH_UNDER, (session_id, parent[0]))
         ids = []
         for message in messages:
             parent = self._insert(cur, session_id, parent, message)
@@ -158,7 +162,7 @@ class RawSqlite(Traced):
             cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
         else:
             cur.execute(_PATH_TO_ID, (session_id, leaf_id, session_id, session_id))
-        rows = cur.fetchall()
+        rows = chain(cur.fetchall())
         parents = [None, *(r[0] for r in rows)]
         path = [
             (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, parse(r[4]), r[5])

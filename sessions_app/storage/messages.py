@@ -135,10 +135,12 @@ class Messages:
     def _append_locked(
         self, cur: Any, session_id: str, agent_id: str | None, new: NewMessage, *,
         parent_id: str | None, if_latest: str | None, upsert: bool, root: bool = False,
+        new_parent: bool = False,
     ) -> tuple[Message, str]:
         """Inside a locked transaction: (message, INSERTED/UNCHANGED/REWRITTEN). Decides
         before writing: a Conflict or NotFound, or an unchanged replay, writes nothing.
-        root: no parent (parent_id is None then), instead of the latest leaf."""
+        root: no parent (parent_id is None then), instead of the latest leaf. new_parent:
+        parent_id was made by this transaction (a chain): it has no other child."""
         wanted = [i for i in (new.id if new.id_given else None, parent_id) if i is not None]
         found = find(cur, session_id, wanted)
         if new.id_given and new.id in found:
@@ -159,7 +161,8 @@ class Messages:
             if parent_id not in found:
                 _raise_missing_parent(cur, session_id, parent_id)
             parent = (found[parent_id][0], parent_id)
-            cur.execute(sql.MARK_BRANCH_UNDER, [session_id, parent[0]])
+            if not new_parent:
+                cur.execute(sql.MARK_BRANCH_UNDER, [session_id, parent[0]])
         elif root:
             cur.execute(sql.MARK_BRANCH_ROOT, [session_id, session_id])
         return self._insert(cur, session_id, agent_id, new, parent), INSERTED
@@ -183,14 +186,14 @@ class Messages:
         out: list[Message] = []
         with write_transaction(), connection.cursor() as cur:
             agent_id = lock(cur, session_id)
-            parent = parent_id
+            parent, made = parent_id, False
             for i, new in enumerate(messages):
-                message, _ = self._append_locked(
+                message, status = self._append_locked(
                     cur, session_id, agent_id, new, parent_id=parent, if_latest=None,
-                    upsert=False, root=root and i == 0,
+                    upsert=False, root=root and i == 0, new_parent=made,
                 )
                 out.append(message)
-                parent = message.id
+                parent, made = message.id, status == INSERTED
         return out
 
     def _rewrite(

@@ -64,7 +64,7 @@ def leaf(cur: Any, session_id: str) -> tuple[int, str] | None:
     return (row[0], row[1]) if row else None
 
 
-def _chain(rows: list[Any]) -> list[Any]:
+def chain(rows: list[Any]) -> list[Any]:
     """The rows (ordered by seq; seq and parent_seq last) on the chain of parent pointers
     up from the last one: all of them when the session is unbranched."""
     expected = rows[-1][6] if rows else None
@@ -148,7 +148,7 @@ class Paths:
                 rows = cur.fetchall()
                 if leaf_id is not None and not rows:
                     raise NotFound(f"message {leaf_id} not found in session {session_id}")
-                path = _messages(_chain(rows), parse_time=vendor == "sqlite" and not encoded,
+                path = _messages(chain(rows), parse_time=vendor == "sqlite" and not encoded,
                                  loads=orjson.Fragment if encoded else orjson.loads)
                 del rows  # freed now, not scanned by the collection that re-enabling starts
             overlays, unloaded = (

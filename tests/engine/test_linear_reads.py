@@ -111,3 +111,15 @@ def test_an_imported_tree_is_branched_and_reads_the_same(session, manager):
     copy = manager.get_session(info.id)
     assert branched(copy)
     assert [m.text for m in copy.get_history(b2.id)] == ["q", "a2"]
+
+
+def test_a_replayed_chain_that_continues_under_a_parent_with_children_is_a_branch(session):
+    a = session.append_message(user_msg("q", id="a"))
+    session.append_message(assistant_msg("first", id="b1"))
+    assert not branched(session)
+    # a is replayed unchanged; the new message under it is a's second child.
+    session.append_messages([user_msg("q", id="a"), assistant_msg("second", id="b2")],
+                            root=True)
+    assert branched(session)
+    assert [m.id for m in session.get_history("b2")] == [a.id, "b2"]
+    assert [m.id for m in session.get_history("b1")] == [a.id, "b1"]
