@@ -20,7 +20,8 @@ TINY = Sizes(
     memory_lengths=(20, 50), flat_path=10, queries=4, rounds=1, live_appends=50,
 )
 KEYS = {
-    "append_p50", "append_mean", "get_history", "get_history_queries", "branch_read",
+    "append_p50", "append_mean", "append_p50_peer", "append_p99", "get_history_peer",
+    "get_history", "get_history_queries", "branch_read",
     "memory_history_20", "memory_history_50", "memory_per_message", "memory_flat",
     "search_session", "search_agent", "search_session_sql", "search_agent_sql", "prompt_render", "set_context", "compaction_check",
     "compaction_check_queries", "history_10_overlays", "http_append", "http_history",
