@@ -23,7 +23,8 @@ _memory = itertools.count()
 
 
 def _arbor_session(session_id: str, db_path: str | Path) -> tuple[ArborClient, str]:
-    client = ArborClient(SERVER["url"], SERVER["key"])
+    client = SERVER["client"]  # one pool per test: every open HTTP connection holds a
+    # server thread and its database connection until the client closes
     key = (str(db_path), session_id)
     if key[0] == ":memory:":
         key = (f":memory:{next(_memory)}", session_id)
@@ -57,7 +58,9 @@ def arbor_server(live_server, transactional_db):
     from tests.conftest import make_agent
 
     agent = make_agent("sdk", "sdk tests")
-    SERVER.update(url=live_server.url, key=create_key(agent.owner)[1], agent_id=agent.id,
-                  sessions={})
-    yield SERVER
+    key = create_key(agent.owner)[1]
+    with ArborClient(live_server.url, key) as client:
+        SERVER.update(url=live_server.url, key=key, agent_id=agent.id, sessions={},
+                      client=client)
+        yield SERVER
     SERVER.clear()

@@ -33,7 +33,7 @@ def arbor(live_server, transactional_db):
 
 def new_session(arbor, **options) -> ArborSession:
     sid = arbor["client"].create_session(arbor["agent"].id, "sdk")["id"]
-    return ArborSession(sid, base_url=arbor["url"], api_key=arbor["key"], **options)
+    return ArborSession(sid, client=arbor["client"], **options)  # closed by the fixture
 
 
 def user(text):
