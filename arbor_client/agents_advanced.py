@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from .agents_items import _is_user_turn, _message_text
+from .agents_items import _is_user_turn, _message_items, _message_text
 from .client import ArborAPIError
 
 BRANCH_KEY = "branch_name"  # on the first message of a branch named by the SDK
@@ -217,6 +217,25 @@ class AdvancedSessionMixin:
         return [t for t in turns
                 if t["message_id"] in hits or needle in t["full_content"].casefold()]
 
+    async def get_conversation_by_turns(self, branch_id: str | None = None
+                                        ) -> dict[int, list[dict[str, str | None]]]:
+        """The branch's items grouped by user turn: {turn: [{type, tool_name}]}."""
+        path = await self._run(lambda: self._branch_path(branch_id))
+        return {turn: [{"type": _item_type(i), "tool_name": _tool_of(i)} for i in items]
+                for turn, items in _items_by_turn(path).items()}
+
+    async def get_tool_usage(self, branch_id: str | None = None) -> list[tuple[str, int, int]]:
+        """(tool name, calls, turn) for the tool calls of a branch, by turn."""
+        path = await self._run(lambda: self._branch_path(branch_id))
+        out = []
+        for turn, items in _items_by_turn(path).items():
+            counts: dict[str, int] = {}
+            for item in items:
+                if str(item.get("type", "")).endswith("_call") and _tool_of(item):
+                    counts[str(_tool_of(item))] = counts.get(str(_tool_of(item)), 0) + 1
+            out += [(name, n, turn) for name, n in counts.items()]
+        return out
+
     # --------------------------------------------------------------- usage
     async def store_run_usage(self, result: Any) -> None:
         """Keep a run's usage: added to the session's totals and, per turn, in the turn's
@@ -354,3 +373,27 @@ def _usage_by_turn(path: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
                               + int(merged.get("output_tokens") or 0))
             by_turn[turn] = {**merged, "user_turn_number": turn}
     return by_turn
+
+
+def _item_type(item: dict[str, Any]) -> str:
+    if item.get("role") in ("user", "assistant"):
+        return str(item["role"])
+    return str(item.get("type") or "other")
+
+
+def _tool_of(item: dict[str, Any]) -> str | None:
+    name = item.get("name") or item.get("server_label")
+    return str(name) if name and str(item.get("type", "")).endswith(("_call", "_output")) else None
+
+
+def _items_by_turn(path: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """The path's items by user turn (items before the first user turn: turn 0)."""
+    seen: set[str] = set()
+    out: dict[int, list[dict[str, Any]]] = {}
+    turn = 0
+    for message in path:
+        if _is_user_turn(message):
+            turn += 1
+        for item, _ in _message_items(message, seen):
+            out.setdefault(turn, []).append(item)
+    return out

@@ -195,6 +195,20 @@ async def test_branches_are_arbors_tree(arbor):
     assert [t["turn"] for t in await session.find_turns_by_content("trip")] == [1]
 
 
+async def test_turn_structure_and_tool_usage(arbor):
+    session = new_session(arbor)
+    await session.add_items([
+        user("add 2 3"),
+        {"type": "function_call", "call_id": "k", "name": "add", "arguments": '{"a": 2, "b": 3}'},
+        {"type": "function_call_output", "call_id": "k", "output": "5"}, said("5"),
+        user("thanks"), said("You're welcome")])
+    by_turn = await session.get_conversation_by_turns()
+    assert [i["type"] for i in by_turn[1]] == [
+        "user", "function_call", "function_call_output", "assistant"]
+    assert by_turn[1][1]["tool_name"] == "add" and len(by_turn[2]) == 2
+    assert await session.get_tool_usage() == [("add", 1, 1)]
+
+
 async def test_run_usage_per_turn_and_for_the_session(arbor):
     session = new_session(arbor)
     model = ScriptedModel(default_usage=Usage(requests=1, input_tokens=10, output_tokens=5,
