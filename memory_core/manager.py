@@ -18,7 +18,7 @@ from .inputs import check_id, optional_id
 from .limits import MAX_COST, MAX_NAME, MAX_REASON, MAX_TOKEN_TOTAL, strip_nul
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
-from .rerank import candidate_window, rerank
+from .rerank import ranked
 from .search import SearchHit, clamp_limit, query_concepts, shape_hits
 from .session import MessageInput, Session
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
@@ -361,12 +361,12 @@ class SessionManager:
         concepts = query_concepts(query)
         terms = [t for c in concepts for t in c]
         limit = clamp_limit(limit, 20)
-        hits = self.storage.search(
-            agent_id=self.agent_id, session_id=None, terms=terms,
-            limit=candidate_window(limit),
-            exclude_session_id=optional_id(exclude_session_id, "exclude_session_id"),
-        )
-        return shape_hits(rerank(hits, concepts, limit), terms, full=full)
+        exclude = optional_id(exclude_session_id, "exclude_session_id")
+        hits = ranked(lambda window: self.storage.search(
+            agent_id=self.agent_id, session_id=None, terms=terms, limit=window,
+            exclude_session_id=exclude,
+        ), concepts, limit)
+        return shape_hits(hits, terms, full=full)
 
     # ------------------------------------------------------- async twins
     acreate = sync_to_async(create)

@@ -5,12 +5,12 @@ an older one on the same subject placed above it (`superseded_by`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .search import MAX_TOKEN_CHARS, SearchHit, _candidates, _normalise, _stem, index_tokens
 
-CANDIDATE_FLOOR = 40  # re-ranking looks at this many word-ranked hits at least ...
-CANDIDATE_FACTOR = 2  # ... or limit times this, up to MAX_CANDIDATES
+CANDIDATE_FLOOR = 20  # re-ranking looks at this many word-ranked hits at least ...
+CANDIDATE_FACTOR = 1  # ... or limit times this, up to MAX_CANDIDATES (more costs Postgres most)
 MAX_CANDIDATES = 400
 COVERAGE_SCAN_CHARS = 20_000  # what a candidate's subject is read from (its start)
 
@@ -97,6 +97,19 @@ def corrected_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
         if _cue_in(clause):
             found |= matched_terms(clause, terms)
     return frozenset(found)
+
+
+def ranked(fetch: Callable[[int], list[SearchHit]], concepts: Sequence[tuple[str, ...]],
+           limit: int) -> list[SearchHit]:
+    """The database's word-ranked hits (`fetch(window)`), re-ranked. One fetch of
+    candidate_window(limit) as a rule; when collapsing identical texts leaves fewer than
+    `limit` while the database had more, one more with a window four times as wide."""
+    window = candidate_window(limit)
+    hits = fetch(window)
+    out = rerank(hits, concepts, limit)
+    if len(out) < limit and len(hits) == window < MAX_CANDIDATES:
+        out = rerank(fetch(min(MAX_CANDIDATES, window * 4)), concepts, limit)
+    return out
 
 
 def candidate_window(limit: int) -> int:

@@ -18,7 +18,7 @@ from .events import Event, EventType, Status
 from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
-from .rerank import candidate_window, rerank
+from .rerank import ranked
 from .search import SearchHit, clamp_limit, query_concepts, shape_hits
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
@@ -229,17 +229,16 @@ class Session:
     def search(self, query: str, limit: int = 10, *, full: bool = True) -> list[SearchHit]:
         """Messages of this session matching any word of `query`, best first, each with a
         snippet. Query text of any length is words: its first MAX_QUERY_TERMS terms count.
-        The database's best candidate_window(limit) are re-ranked (search.rerank:
+        The database's best candidates are re-ranked (rerank.ranked:
         corrections above what they correct, identical texts collapsed). full=False cuts
         each hit's content to MAX_HIT_CHARS (and sets `truncated`)."""
         concepts = query_concepts(query)
         terms = [t for c in concepts for t in c]
         limit = clamp_limit(limit, 10)
-        hits = self.storage.search(
-            agent_id=self.agent_id, session_id=self.id, terms=terms,
-            limit=candidate_window(limit),
-        )
-        return shape_hits(rerank(hits, concepts, limit), terms, full=full)
+        hits = ranked(lambda window: self.storage.search(
+            agent_id=self.agent_id, session_id=self.id, terms=terms, limit=window,
+        ), concepts, limit)
+        return shape_hits(hits, terms, full=full)
 
     # ------------------------------------------------------------- compactions
     def add_compaction(self, summary: str, from_id: str, to_id: str) -> Compaction:
