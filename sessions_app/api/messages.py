@@ -108,8 +108,9 @@ def get_history(
     compaction overlays applied unless raw."""
     history = session_for(request.auth, session_id).get_history(leaf_id, raw, encoded=True)
     # Message.to_dict's shape, with the stored JSON spliced in and orjson writing times.
-    messages = [{"id": m[0], "parent_id": m[1], "role": m[2], "parts": m[3], "metadata": m[4],
-                 "created_at": m[5]} for m in history]
+    # (Unpacked: Message's own __getitem__, for m["id"], is Python-level.)
+    messages = [{"id": i, "parent_id": p, "role": r, "parts": parts, "metadata": meta,
+                 "created_at": at} for i, p, r, parts, meta, at, _ in history]
     return json_response({"leaf_id": leaf_id or _leaf_of(history), "messages": messages})
 
 
