@@ -17,6 +17,8 @@ from typing import Any, Protocol
 import orjson
 import Stemmer
 
+from memory_core.messages import project_text
+
 _WORD = re.compile(r"[^\W_]+")
 _stemmer = Stemmer.Stemmer("english")
 
@@ -34,6 +36,12 @@ def prepare(message: dict[str, Any]) -> Prepared:
         uuid.uuid4().hex, message["role"], orjson.dumps(parts).decode(),
         orjson.dumps(message.get("metadata") or {}).decode(), text, tokens, datetime.now(UTC),
     )
+
+
+def with_text(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Search rows (id, session, role, parts JSON, created_at, score) with the parts
+    turned into the hit's plain text, as Arbor's search does for its hits."""
+    return [(*r[:3], project_text(orjson.loads(r[3])), *r[4:]) for r in rows]
 
 
 def appended_event(message: dict[str, Any], prepared: Prepared, parent_id: str | None) -> str:

@@ -21,7 +21,14 @@ from sessions_app import events
 from sessions_app.storage import sql
 from sessions_app.storage.paths import chain
 
-from .baseline import Traced, agent_token, appended_event, prepare, session_token
+from .baseline import (
+    Traced,
+    agent_token,
+    appended_event,
+    prepare,
+    session_token,
+    with_text,
+)
 
 _TABLES = ("arbor_session", "arbor_message", "arbor_compaction", "arbor_skill_state",
            "arbor_session_event")
@@ -57,7 +64,7 @@ _REFERENCE = f"""
         SELECT term, greatest(ln((stats.n - df + 0.5) / (df + 0.5)), 1e-6) AS idf
         FROM terms, stats
     )
-    SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, s.score
+    SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, s.score
     FROM arbor_message m
     CROSS JOIN stats
     CROSS JOIN LATERAL (
@@ -142,11 +149,11 @@ class RawPostgres(Traced):
         self, cur: psycopg.Cursor[Any], session_id: str, agent_id: str,
         parent: tuple[int, str] | None, prepared: tuple[Any, ...],
     ) -> int:
-        mid, role, parts, metadata, text, tokens, created = prepared
+        mid, role, parts, metadata, _, tokens, created = prepared
         cur.execute(_INSERT, (
             datetime.now(UTC), len(tokens), session_id,  # the counters, in the same statement
             session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
-            role, parts, metadata, text, len(tokens), created,
+            role, parts, metadata, len(tokens), created,
             _tsvector(tokens, session_id, agent_id),
         ))
         return int(cur.fetchone()[0])
@@ -202,7 +209,7 @@ class RawPostgres(Traced):
             rows = chain(cur.fetchall())
             parents = [None, *(r[0] for r in rows)]
             path = [
-                (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, r[4], r[5])
+                (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, r[4])
                 for r, p in zip(rows, parents, strict=False)
             ]
             cur.execute(_VIEWS, (session_id, session_id))
@@ -222,20 +229,20 @@ class RawPostgres(Traced):
         query = f"({words})" if scope is None else f"'{scope}' & ({words})"
         with self._cursor() as cur:
             cur.execute(
-                "SELECT message_id, session_id, role, text, created_at, "
+                "SELECT message_id, session_id, role, parts, created_at, "
                 "ts_rank(search_vector, q) AS r "
                 "FROM arbor_message, CAST(%s AS tsquery) AS q WHERE search_vector @@ q "
                 "ORDER BY r DESC, seq DESC LIMIT %s",
                 (query, limit),
             )
-            return cur.fetchall()
+            return with_text(cur.fetchall())
 
     def reference(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
         quoted = [_quote(t) for t in terms]
         any_query = f"'{scope}' & ({' | '.join(quoted)})"
         with self._cursor() as cur:
             cur.execute(_REFERENCE, (list(terms), quoted, any_query, len(terms), limit))
-            return cur.fetchall()
+            return with_text(cur.fetchall())
 
     def close(self) -> None:
         self.conn.close()

@@ -21,7 +21,14 @@ from sessions_app import events
 from sessions_app.storage import sql
 from sessions_app.storage.paths import chain
 
-from .baseline import Traced, agent_token, appended_event, prepare, session_token
+from .baseline import (
+    Traced,
+    agent_token,
+    appended_event,
+    prepare,
+    session_token,
+    with_text,
+)
 
 _PRAGMAS = (
     "PRAGMA journal_mode=WAL",
@@ -101,12 +108,12 @@ class RawSqlite(Traced):
         prepared: tuple[Any, ...] | None = None,
     ) -> tuple[int, str]:
         """Like Arbor's insert_message: counters (returning the agent), row, FTS row."""
-        mid, role, parts, metadata, text, tokens, created = prepared or prepare(message)
+        mid, role, parts, metadata, _, tokens, created = prepared or prepare(message)
         cur.execute(_COUNT, (_stamp(datetime.now(UTC)), 1, len(tokens), session_id))
         agent_id = cur.fetchone()[0]
         cur.execute(_INSERT, (
             session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
-            role, parts, metadata, text, len(tokens), _stamp(created),
+            role, parts, metadata, len(tokens), _stamp(created),
         ))
         seq = cur.fetchone()[0]
         scope = f"{session_token(session_id)} {agent_token(agent_id)}"
@@ -165,7 +172,7 @@ class RawSqlite(Traced):
         rows = chain(cur.fetchall())
         parents = [None, *(r[0] for r in rows)]
         path = [
-            (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, parse(r[4]), r[5])
+            (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, parse(r[4]))
             for r, p in zip(rows, parents, strict=False)
         ]
         cur.execute(_VIEWS, (session_id, session_id))
@@ -199,13 +206,13 @@ class RawSqlite(Traced):
         match = f'body : ({words})' if scope is None else f'session : "{scope}" AND body : ({words})'
         cur = self._cursor()
         cur.execute(
-            """SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, -f.r
+            """SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, -f.r
                FROM (SELECT rowid, bm25(raw_search, 1.0, 0.0) AS r FROM raw_search
                      WHERE raw_search MATCH ? ORDER BY r LIMIT ?) f
                JOIN arbor_message m ON m.seq = f.rowid ORDER BY f.r""",
             (match, limit),
         )
-        return cur.fetchall()
+        return with_text(cur.fetchall())
 
     def reference(self, scope: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
         """Arbor's answer worked out the slow, obvious way (scope token in the match, every
@@ -221,13 +228,13 @@ class RawSqlite(Traced):
         params.append(limit)
         cur = self._cursor()
         cur.execute(
-            f"""SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, -{rank}
+            f"""SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, -{rank}
                 FROM arbor_message_fts f JOIN arbor_message m ON m.seq = f.rowid & {sql.FTS_SEQ}
                 WHERE arbor_message_fts MATCH ?
                 ORDER BY {order} LIMIT ?""",
             params,
         )
-        return cur.fetchall()
+        return with_text(cur.fetchall())
 
     def close(self) -> None:
         self.conn.close()

@@ -167,7 +167,7 @@ def history(b: Bench, session: Session, sid: str) -> list[Result]:
         raw = b.raw.path(sid)
     b.check(len(got) == len(raw) == n,
             f"get_history returned {len(got)} messages, raw {len(raw)}, expected {n}")
-    b.check([m.text for m in got] == [r[6] for r in raw], "get_history texts differ from raw")
+    b.check([m.parts for m in got] == [r[3] for r in raw], "get_history parts differ from raw")
     peer = b.peer
     items = peer.history() if peer is not None else []
     b.check(peer is None or [i["content"] for i in items] == [m.text for m in got],

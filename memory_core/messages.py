@@ -24,7 +24,12 @@ class Message(NamedTuple):
     parts: list[dict[str, Any]]
     metadata: dict[str, Any]
     created_at: datetime
-    text: str
+
+    @property
+    def text(self) -> str:
+        """The plain-text projection of the parts (search, previews, token estimates):
+        derived when asked, not stored, so a long read builds no strings it may not use."""
+        return project_text(self.parts)
 
     def __getitem__(self, key: Any) -> Any:
         # m["id"] reads like the JSON shape; m[0] still works as for any tuple.
@@ -114,9 +119,7 @@ class NewMessage:
         ]
 
     def to_message(self, parent_id: str | None) -> Message:
-        return Message(
-            self.id, parent_id, self.role, self.parts, self.metadata, self.created_at, self.text
-        )
+        return Message(self.id, parent_id, self.role, self.parts, self.metadata, self.created_at)
 
 
 def new_id() -> str:
@@ -234,6 +237,8 @@ def project_text(parts: Iterable[Mapping[str, Any]]) -> str:
     """Plain text of a message, for search, previews and token estimates."""
     chunks: list[str] = []
     for part in parts:
+        if not isinstance(part, Mapping):
+            continue
         kind = part.get("type")
         if kind in ("text", "reasoning"):
             text = part.get("text")

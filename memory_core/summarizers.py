@@ -106,7 +106,7 @@ def llm_summarizer(client: Any, *, system: str = "") -> Summarize:
         message = Message(
             id="compaction-request", parent_id=None, role="user",
             parts=[{"type": "text", "text": prompt}], metadata={},
-            created_at=datetime.now(UTC), text=prompt,
+            created_at=datetime.now(UTC),
         )
         response = client.complete(system=system, history=[message], tools=[])
         return str(response.text)

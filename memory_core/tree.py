@@ -49,7 +49,6 @@ def summary_message(overlay: Compaction, parent_id: str | None) -> Message:
             }
         },
         created_at=overlay.created_at,
-        text=text,
     )
 
 

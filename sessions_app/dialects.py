@@ -67,7 +67,7 @@ class Dialect(Protocol):
         self, cur: Any, *, agent_id: str, session_id: str | None,
         exclude_session_id: str | None, terms: Sequence[str], limit: int,
     ) -> list[tuple[Any, ...]]:
-        """(message_id, session_id, role, text, created_at, score) of the `limit` best
+        """(message_id, session_id, role, parts, created_at, score) of the `limit` best
         messages of one session, or of the agent's sessions but exclude_session_id: rows
         holding every term first, then BM25, then newest (fulltext.py)."""
 

@@ -58,7 +58,7 @@ def sqlite_messages(
     cur: Any, *, agent_id: str, session_id: str | None, exclude_session_id: str | None,
     terms: Sequence[str], limit: int,
 ) -> list[tuple[Any, ...]]:
-    """(message_id, session_id, role, text, created_at, score) best first."""
+    """(message_id, session_id, role, parts, created_at, score) best first."""
     words = quoted(terms)
     scope = f'scope : "{session_token(session_id)}" AND ' if session_id is not None else ""
     match = f'{scope}body : ({" OR ".join(words)})'
@@ -73,7 +73,7 @@ def sqlite_messages(
     params += [match, limit]
     cur.execute(
         f"""{_AGENT_RANGE}
-        SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, -f.score
+        SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, -f.score
         FROM (SELECT f.rowid AS id, {whole} AS whole,
                      bm25(arbor_message_fts, 1.0, 0.0) AS score
               FROM arbor_message_fts f, k
@@ -102,7 +102,7 @@ def _scored(source: str, where: str) -> str:
     Only the query's lexemes are unnested: marked with weight A, then filtered on it (both
     in C), a few entries instead of every word of the message."""
     return f"""
-    SELECT m.message_id, m.session_id, m.role, m.text, m.created_at, s.score,
+    SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, s.score,
            s.matched = %s AS whole, m.seq
     FROM {source}
     CROSS JOIN LATERAL (
@@ -153,7 +153,7 @@ def postgres_messages(
     cur: Any, *, agent_id: str, session_id: str | None, exclude_session_id: str | None,
     terms: Sequence[str], limit: int,
 ) -> list[tuple[Any, ...]]:
-    """(message_id, session_id, role, text, created_at, score) best first."""
+    """(message_id, session_id, role, parts, created_at, score) best first."""
     stats, session_size = _stats(cur, terms, session_id)
     n = max(stats[N_TERM], 1.0)
     avgdl = stats[TOKENS_TERM] / n if stats[N_TERM] > 0 else 1.0

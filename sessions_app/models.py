@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 
 from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_NAME, MAX_REASON, MAX_ROW_ID_LENGTH
+from memory_core.messages import project_text
 
 
 def uuid_str() -> str:
@@ -137,7 +138,6 @@ class Message(models.Model):
     role = models.CharField(max_length=16)
     parts = models.TextField(default="[]")  # JSON text, returned as stored
     metadata = models.TextField(default="{}")  # JSON text
-    text = models.TextField(default="", blank=True)  # plain-text projection
     search_len = models.IntegerField(default=0)  # indexed tokens, for BM25 on Postgres
     created_at = models.DateTimeField()
 
@@ -156,6 +156,11 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.message_id}"
+
+    @property
+    def text(self) -> str:
+        """The plain-text projection of the parts (not stored: it would double the row)."""
+        return project_text(orjson.loads(self.parts))
 
 
 class Compaction(models.Model):

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from typing import Any
 
+import orjson
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
@@ -13,6 +14,7 @@ from django.utils.safestring import SafeString
 
 from memory_core import ArborError, SessionManager
 from memory_core import Session as EngineSession
+from memory_core.messages import project_text
 from memory_core.tree import TreeRow, depth_order, preview
 
 from .. import models
@@ -174,12 +176,13 @@ def prompt_html(session: EngineSession) -> SafeString:
 def children_html(message: models.Message) -> SafeString:
     """Links to a message's children, oldest first; more than MAX_CHILDREN link on."""
     rows = list(models.Message.objects.filter(parent_seq=message.seq).order_by("seq")
-                .values_list("seq", "message_id", "role", "text")[:MAX_CHILDREN + 1])
+                .values_list("seq", "message_id", "role", "parts")[:MAX_CHILDREN + 1])
     if not rows:
         return format_html("<p>{}</p>", "None (a leaf).")
     items = format_html_join("", '<li><a href="{}">{}</a> <strong>{}</strong> {}</li>', (
-        (reverse("admin:sessions_app_message_change", args=[seq]), mid, role, preview(text))
-        for seq, mid, role, text in rows[:MAX_CHILDREN]))
+        (reverse("admin:sessions_app_message_change", args=[seq]), mid, role,
+         preview(project_text(orjson.loads(parts))))
+        for seq, mid, role, parts in rows[:MAX_CHILDREN]))
     if len(rows) <= MAX_CHILDREN:
         return format_html("<p>{}</p><ul>{}</ul>", _count(len(rows), "child", "children"), items)
     total = models.Message.objects.filter(parent_seq=message.seq).count()

@@ -46,7 +46,7 @@ class RoleFilter(admin.SimpleListFilter):
 class MessageAdmin(ReadOnlyAdmin):
     list_display = ("session", "message_id", "role", "text_preview", "created_at")
     list_filter = (input_filter("session__id__exact", "session id"), RoleFilter)
-    search_fields = ("message_id", "text")
+    search_fields = ("message_id", "parts")
     list_select_related = ("session",)
     ordering = ("-seq",)
     fields = readonly_fields = ("session_link", "message_id", "parent", "role", "created_at",

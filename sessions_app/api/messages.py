@@ -110,7 +110,7 @@ def get_history(
     # Message.to_dict's shape, with the stored JSON spliced in and orjson writing times.
     # (Unpacked: Message's own __getitem__, for m["id"], is Python-level.)
     messages = [{"id": i, "parent_id": p, "role": r, "parts": parts, "metadata": meta,
-                 "created_at": at} for i, p, r, parts, meta, at, _ in history]
+                 "created_at": at} for i, p, r, parts, meta, at in history]
     return json_response({"leaf_id": leaf_id or _leaf_of(history), "messages": messages})
 
 

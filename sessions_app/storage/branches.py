@@ -62,7 +62,7 @@ class Branches:
         rows = rows[-limit:]
         return PathPage(
             messages=[row_message(r) for r in rows], has_more=has_more, leaf_id=page_leaf,
-            siblings={r[0]: SiblingInfo(int(r[8]), int(r[9]), r[10], r[11]) for r in rows})
+            siblings={r[0]: SiblingInfo(int(r[7]), int(r[8]), r[9], r[10]) for r in rows})
 
     @staticmethod
     def _leaf_id(cur: Any, session_id: str, leaf_id: str | None) -> str | None:

@@ -92,7 +92,7 @@ def _row(
         session_id=session_id, message_id=message.id, parent_seq=parent_seq,
         parent_message_id=message.parent_id, role=message.role,
         parts=orjson.dumps(message.parts).decode(),
-        metadata=orjson.dumps(message.metadata).decode(), text=message.text,
+        metadata=orjson.dumps(message.metadata).decode(),
         created_at=d.db_datetime(message.created_at), tokens=tokens,
         search_len=len(tokens) if search_len is None else search_len,
     )
@@ -126,7 +126,7 @@ class Messages:
         row = MessageRow(
             session_id=session_id, message_id=new.id, parent_seq=parent[0] if parent else None,
             parent_message_id=message.parent_id, role=new.role, parts=new.parts_json,
-            metadata=new.metadata_json, text=new.text, created_at=d.db_datetime(new.created_at),
+            metadata=new.metadata_json, created_at=d.db_datetime(new.created_at),
             tokens=tokens, search_len=len(tokens),
         )
         d.insert_message(cur, row, agent_id)
@@ -205,15 +205,15 @@ class Messages:
         old_len, parent_seq = cur.fetchone()
         tokens = _tokens(cur, new, parent_seq)
         cur.execute(
-            "UPDATE arbor_message SET role = %s, parts = %s, metadata = %s, text = %s, "
+            "UPDATE arbor_message SET role = %s, parts = %s, metadata = %s, "
             "search_len = %s WHERE seq = %s",
-            [new.role, new.parts_json, new.metadata_json, new.text, len(tokens), seq],
+            [new.role, new.parts_json, new.metadata_json, len(tokens), seq],
         )
         d = dialects.current()
         agent_id = d.count(cur, session_id, messages=0, tokens=len(tokens) - old_len)
         d.replace_index(cur, seq, tokens, message_scope(session_id, agent_id))
         return Message(stored.id, stored.parent_id, new.role, new.parts, new.metadata,
-                       stored.created_at, new.text)
+                       stored.created_at)
 
     def update(self, session_id: str, new: NewMessage) -> Message:
         with write_transaction(), connection.cursor() as cur:

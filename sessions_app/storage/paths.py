@@ -13,7 +13,7 @@ import orjson
 from django.db import connection
 
 from memory_core.errors import NotFound
-from memory_core.messages import Message
+from memory_core.messages import Message, project_text
 from memory_core.search import SearchHit
 from memory_core.tree import Compaction, TreeRow, tree_rows
 
@@ -46,7 +46,7 @@ def row_message(row: Sequence[Any]) -> Message:
     """A Message from the sql.MESSAGE_COLUMNS of a row."""
     to_dt = dialects.current().to_datetime
     return Message(row[0], row[1], row[2], orjson.loads(row[3]), orjson.loads(row[4]),
-                   to_dt(row[5]), row[6])
+                   to_dt(row[5]))
 
 
 def find(cur: Any, session_id: str, ids: Sequence[str]) -> dict[str, tuple[int, Message]]:
@@ -67,19 +67,19 @@ def leaf(cur: Any, session_id: str) -> tuple[int, str] | None:
 def chain(rows: list[Any]) -> list[Any]:
     """The rows (ordered by seq; seq and parent_seq last) on the chain of parent pointers
     up from the last one: all of them when the session is unbranched."""
-    expected = rows[-1][6] if rows else None
+    expected = rows[-1][5] if rows else None
     for i in range(len(rows) - 1, -1, -1):
-        if rows[i][6] != expected:
+        if rows[i][5] != expected:
             break
-        expected = rows[i][7]
+        expected = rows[i][6]
     else:
         return rows  # one unbroken chain (the common case: no branches)
     chain = []
-    expected = rows[-1][6]
+    expected = rows[-1][5]
     for row in reversed(rows):
-        if row[6] == expected:
+        if row[5] == expected:
             chain.append(row)
-            expected = row[7]
+            expected = row[6]
     chain.reverse()
     return chain
 
@@ -92,7 +92,7 @@ def _messages(rows: list[Any], *, parse_time: bool, loads: Any) -> list[Message]
     when = datetime.fromisoformat if parse_time else _same
     parents = [None, *(r[0] for r in rows)]
     return [new(Message, (r[0], parent, r[1], loads(r[2]),
-                          {} if r[3] is None else loads(r[3]), when(r[4]), r[5]))
+                          {} if r[3] is None else loads(r[3]), when(r[4])))
             for r, parent in zip(rows, parents, strict=False)]
 
 
@@ -171,11 +171,12 @@ class Paths:
         with connection.cursor() as cur:
             dialects.current().fast_reads(cur)
             cur.execute(
-                "SELECT message_id, parent_message_id, role, text, created_at "
+                "SELECT message_id, parent_message_id, role, parts, created_at "
                 "FROM arbor_message WHERE session_id = %s ORDER BY seq",
                 [session_id],
             )
-            rows = [(r[0], r[1], r[2], r[3], to_dt(r[4])) for r in cur.fetchall()]
+            rows = [(r[0], r[1], r[2], project_text(orjson.loads(r[3])), to_dt(r[4]))
+                    for r in cur.fetchall()]
         return tree_rows(rows)
 
     def all_messages(self, session_id: str) -> list[Message]:
@@ -208,7 +209,7 @@ class Paths:
                             terms=terms, limit=limit)
         return [
             SearchHit(
-                id=r[0], session_id=r[1], role=r[2], content=r[3],
+                id=r[0], session_id=r[1], role=r[2], content=project_text(orjson.loads(r[3])),
                 created_at=d.to_datetime(r[4]), rank=i + 1, score=round(float(r[5]), 6),
             )
             for i, r in enumerate(rows)

@@ -38,12 +38,11 @@ class MessageRow:
     role: str
     parts: str  # JSON text
     metadata: str  # JSON text
-    text: str
     created_at: Any  # already in the database's form (db_datetime)
     tokens: Sequence[str]
     search_len: int
 
     def values(self) -> list[Any]:
         return [self.session_id, self.message_id, self.parent_seq, self.parent_message_id,
-                self.role, self.parts, self.metadata, self.text, self.search_len,
+                self.role, self.parts, self.metadata, self.search_len,
                 self.created_at]

@@ -6,7 +6,7 @@ swaps them for `?`. benchmarks/drift.py checks that the baselines run these stat
 
 from __future__ import annotations
 
-MESSAGE_COLUMNS = "message_id, parent_message_id, role, parts, metadata, created_at, text"
+MESSAGE_COLUMNS = "message_id, parent_message_id, role, parts, metadata, created_at"
 # How far up a tool result looks for its call (split form: call, then results).
 TOOL_CALL_DEPTH = 16
 
@@ -39,12 +39,12 @@ MARK_BRANCHED = """UPDATE arbor_session SET branched = EXISTS (
                    WHERE id = %s"""
 
 INSERT_COLUMNS = ("session_id, message_id, parent_seq, parent_message_id, role, parts, "
-                  "metadata, text, search_len, created_at")
+                  "metadata, search_len, created_at")
 INSERT_MESSAGE = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}) "
-                  "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq")
+                  "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq")
 INSERT_MESSAGE_WITH_VECTOR = (
     f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq")
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq")
 # Postgres: the row, its search vector and the session's counters in one statement.
 INSERT_COUNTED = (
     "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
@@ -113,13 +113,13 @@ CREATED_AT = {"sqlite": "replace(m.created_at, ' ', 'T') || '+00:00'",
 
 def path_read(anchor: str, vendor: str) -> str:
     """The path from the anchor up to its root, oldest first, as (message_id, role,
-    parts, metadata or NULL when '{}', created_at, text, seq, parent_seq): each parent
+    parts, metadata or NULL when '{}', created_at, seq, parent_seq): each parent
     id is the row before. An unbranched session's path is all its messages up to the
     anchor (one index range); a branched one walks parent pointers. Either way the
     caller checks the chain (session.branched is only a hint). Params: the anchor's,
     the session id twice."""
     cols = (f"m.message_id, m.role, m.parts, NULLIF(m.metadata, '{{}}'), {CREATED_AT[vendor]}, "
-            "m.text, m.seq, m.parent_seq")
+            "m.seq, m.parent_seq")
     return f"""
     WITH RECURSIVE anchor(seq) AS (SELECT seq FROM arbor_message WHERE {anchor}),
     shape(branched) AS (SELECT branched FROM arbor_session WHERE id = %s),
@@ -134,7 +134,7 @@ def path_read(anchor: str, vendor: str) -> str:
       AND NOT (SELECT branched FROM shape)
     UNION ALL
     SELECT {cols} FROM path p JOIN arbor_message m ON m.seq = p.seq
-    ORDER BY 7"""
+    ORDER BY 6"""
 
 
 READ_TO_ID = {v: path_read(ID_ANCHOR, v) for v in CREATED_AT}

@@ -17,7 +17,6 @@ from memory_core.compaction import (
 )
 from memory_core.messages import Message
 from memory_core.summarizers import extractive_summarizer
-from memory_core.tokens import estimate_tokens
 from tests.conftest import assistant_msg, user_msg
 
 
@@ -35,8 +34,13 @@ def recording_summarizer(calls):
 
 
 # ------------------------------------------------------------------ ranges
+def flat_tokens(text):
+    """Every message costs the same, whatever its parts: ranges depend on counts alone."""
+    return 10
+
+
 def msg(i, parts, role="assistant"):
-    return Message(f"m{i}", None, role, parts, {}, datetime.now(UTC), "x" * 40)
+    return Message(f"m{i}", None, role, parts, {}, datetime.now(UTC))
 
 
 def call(cid):
@@ -50,7 +54,7 @@ def result(cid):
 def test_range_keeps_head_and_tail():
     path = [msg(i, [{"type": "text", "text": "x"}]) for i in range(10)]
     assert choose_range(path, protect_head=3, tail_token_budget=30, min_tail_messages=2,
-                        counter=estimate_tokens) == (3, 7)
+                        counter=flat_tokens) == (3, 7)
 
 
 def test_range_does_not_split_a_call_from_its_result():
@@ -58,7 +62,7 @@ def test_range_does_not_split_a_call_from_its_result():
     path[7] = msg(7, [call("a")])
     path[8] = msg(8, [result("a")], role="tool")
     start, end = choose_range(path, protect_head=3, tail_token_budget=30, min_tail_messages=2,
-                              counter=estimate_tokens)
+                              counter=flat_tokens)
     assert end == 6
 
 
@@ -67,7 +71,7 @@ def test_range_never_holds_a_pending_call():
     path[5] = msg(5, [{"type": "tool-search", "toolCallId": "p", "state": "input-available",
                        "input": {}}])
     assert choose_range(path, protect_head=1, tail_token_budget=10, min_tail_messages=2,
-                        counter=estimate_tokens) == (1, 4)
+                        counter=flat_tokens) == (1, 4)
 
 
 @st.composite
@@ -99,7 +103,7 @@ def histories(draw):
 @given(histories(), st.integers(0, 5), st.integers(0, 200), st.integers(0, 4))
 def test_range_never_splits_a_tool_pair(path, head, budget, min_tail):
     chosen = choose_range(path, protect_head=head, tail_token_budget=budget,
-                          min_tail_messages=min_tail, counter=estimate_tokens)
+                          min_tail_messages=min_tail, counter=flat_tokens)
     if chosen is None:
         return
     start, end = chosen

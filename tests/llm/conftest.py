@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memory_core.messages import Message, project_text
+from memory_core.messages import Message
 from memory_core.tools import Tool, session_search_tool
 
 from .fakes import FakeServer
@@ -22,8 +22,7 @@ def msg(role: str, *parts: dict[str, Any] | str, **metadata: Any) -> Message:
     """A stored-looking Message; plain strings become text parts."""
     full = [{"type": "text", "text": p} if isinstance(p, str) else p for p in parts]
     n = next(_ids)
-    return Message(f"m{n}", None, role, full, metadata, _START + timedelta(seconds=n),
-                   project_text(full))
+    return Message(f"m{n}", None, role, full, metadata, _START + timedelta(seconds=n))
 
 
 def memory_tool(saved: list[str] | None = None) -> Tool:

@@ -59,7 +59,7 @@ def test_odd_text_does_not_crash(text):
             "m", None, "assistant",
             [{"type": "text", "text": text}, {"type": "reasoning", "text": text},
              {"type": "tool-result", "toolCallId": text, "toolName": text, "output": text},
-             {"type": text, "x": text}], {}, now(), text))):
+             {"type": text, "x": text}], {}, now()))):
         assert_inert(html)
         assert "\x00" not in html
         html.encode("utf-8")  # no lone surrogate reaches the page
@@ -73,5 +73,5 @@ def test_malformed_parts_do_not_crash():
     msg = Message("m", None, "assistant",
                   [{"type": "text"}, {"type": "text", "text": 3}, {"no": "type"}, "str", None,
                    {"type": "tool-call"}, {"type": "tool-result", "output": None}],
-                  {}, now(), "")
+                  {}, now())
     assert_inert(render_parts(msg))
