@@ -24,18 +24,35 @@ class PathReader(Protocol):
     def get_message(self, session_id: str, message_id: str) -> Message | None: ...
 
 
-def read_views(cur: Any, session_id: str) -> tuple[list[Compaction], dict[tuple[str, str], Any]]:
+Views = tuple[list[Compaction], dict[tuple[str, str], Any]]
+
+
+def read_views(cur: Any, session_id: str) -> Views:
     """Overlays (oldest first) and unloaded skills ((label, key) -> when), in one query."""
-    to_dt = dialects.current().to_datetime
     cur.execute(sql.VIEWS, [session_id, session_id])
+    return _views(cur.fetchall())[1]
+
+
+def read_stamped_views(cur: Any, session_id: str) -> tuple[Any, Views]:
+    """The session's stamp (path_cache.py; None when there is no such session) and its
+    views, in one query."""
+    cur.execute(sql.STAMPED_VIEWS, [session_id] * 4)
+    return _views(cur.fetchall())
+
+
+def _views(rows: list[Any]) -> tuple[Any, Views]:
+    to_dt = dialects.current().to_datetime
     overlays: list[Compaction] = []
     unloaded: dict[tuple[str, str], Any] = {}
-    for kind, a, b, c, d, stamp, _ in cur.fetchall():
+    stamp = None
+    for kind, a, b, c, d, when, _ in rows:
         if kind == "c":
-            overlays.append(Compaction(a, b, c, d, to_dt(stamp)))
+            overlays.append(Compaction(a, b, c, d, to_dt(when)))
+        elif kind == "s":
+            unloaded[(a, b)] = to_dt(when)
         else:
-            unloaded[(a, b)] = to_dt(stamp)
-    return overlays, unloaded
+            stamp = (a, b, c, when)
+    return stamp, (overlays, unloaded)
 
 
 class Overlays:

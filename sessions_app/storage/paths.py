@@ -18,8 +18,8 @@ from memory_core.search import SearchHit
 from memory_core.tree import Compaction, TreeRow, tree_rows
 
 from .. import dialects, models
-from . import sql
-from .overlays import read_views
+from . import path_cache, sql
+from .overlays import read_stamped_views, read_views
 
 
 @contextmanager
@@ -96,6 +96,19 @@ def _messages(rows: list[Any], *, parse_time: bool, loads: Any) -> list[Message]
             for r, parent in zip(rows, parents, strict=False)]
 
 
+def _read_path(cur: Any, vendor: str, session_id: str, leaf_id: str | None) -> list[Any]:
+    """The sql.path_read rows of the path to `leaf_id` (None: the latest leaf), checked
+    to be one chain of parent pointers."""
+    if leaf_id is None:
+        cur.execute(sql.READ_TO_LATEST[vendor], [session_id, session_id, session_id])
+    else:
+        cur.execute(sql.READ_TO_ID[vendor], [session_id, leaf_id, session_id, session_id])
+    rows = cur.fetchall()
+    if leaf_id is not None and not rows:
+        raise NotFound(f"message {leaf_id} not found in session {session_id}")
+    return chain(rows)
+
+
 def _same(value: Any) -> Any:
     return value
 
@@ -138,22 +151,23 @@ class Paths:
         encoded: bool = False,
     ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]:
         vendor = connection.vendor
-        with connection.cursor() as cur:
+        cache = path_cache.paths if path_cache.PathCache.usable() else None
+        with connection.cursor() as cur, _no_gc():
             dialects.current().fast_reads(cur)
-            if leaf_id is None:
-                cur.execute(sql.READ_TO_LATEST[vendor], [session_id, session_id, session_id])
+            if cache is None:
+                rows = _read_path(cur, vendor, session_id, leaf_id)
+                views = read_views(cur, session_id) if with_overlays and rows else ([], {})
             else:
-                cur.execute(sql.READ_TO_ID[vendor], [session_id, leaf_id, session_id, session_id])
-            with _no_gc():
-                rows = cur.fetchall()
-                if leaf_id is not None and not rows:
-                    raise NotFound(f"message {leaf_id} not found in session {session_id}")
-                path = _messages(chain(rows), parse_time=vendor == "sqlite" and not encoded,
-                                 loads=orjson.Fragment if encoded else orjson.loads)
-                del rows  # freed now, not scanned by the collection that re-enabling starts
-            overlays, unloaded = (
-                read_views(cur, session_id) if with_overlays and path else ([], {})
-            )
+                stamp, views = read_stamped_views(cur, session_id)
+                key = cache.key(session_id, leaf_id)
+                cached = cache.get(key, stamp)
+                rows = cached if cached is not None else _read_path(cur, vendor, session_id, leaf_id)
+                if cached is None and stamp is not None:
+                    cache.put(key, stamp, rows)
+            path = _messages(rows, parse_time=vendor == "sqlite" and not encoded,
+                             loads=orjson.Fragment if encoded else orjson.loads)
+            del rows  # freed now, not scanned by the collection that re-enabling starts
+        overlays, unloaded = views if with_overlays and path else ([], {})
         return path, overlays, unloaded
 
     def path_length(self, session_id: str, leaf_id: str | None) -> int:

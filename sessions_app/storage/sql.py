@@ -159,11 +159,20 @@ CALL_CONTEXT = f"""WITH RECURSIVE up(seq, parent_seq, depth) AS (
                 SELECT m.parts FROM up JOIN arbor_message m ON m.seq = up.seq"""
 
 # Compaction overlays and unloaded skills of the session, read with every path.
-VIEWS = """SELECT 'c', overlay_id, summary, from_message_id, to_message_id, created_at, seq
+_VIEW_ROWS = """SELECT 'c', overlay_id, summary, from_message_id, to_message_id, created_at, seq
                FROM arbor_compaction WHERE session_id = %s
                UNION ALL
                SELECT 's', label, key, NULL, NULL, unloaded_at, id
-               FROM arbor_skill_state WHERE session_id = %s AND unloaded_at IS NOT NULL
+               FROM arbor_skill_state WHERE session_id = %s AND unloaded_at IS NOT NULL"""
+VIEWS = _VIEW_ROWS + " ORDER BY 1, 6, 7"
+# The same, after the session's stamp (path_cache.py): its counters, its largest message
+# seq and updated_at, which every write to its messages moves. Params: the session id 4×.
+STAMPED_VIEWS = f"""SELECT 'a', CAST(message_count AS text), CAST(search_tokens AS text),
+               CAST((SELECT max(seq) FROM arbor_message WHERE session_id = %s) AS text), NULL,
+               updated_at, 0
+               FROM arbor_session WHERE id = %s
+               UNION ALL
+               {_VIEW_ROWS}
                ORDER BY 1, 6, 7"""
 COMPACTIONS = ("SELECT overlay_id, summary, from_message_id, to_message_id, created_at "
                "FROM arbor_compaction WHERE session_id = %s ORDER BY created_at, seq")

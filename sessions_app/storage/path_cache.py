@@ -1,0 +1,86 @@
+"""Recently read paths, kept per process as the rows the database returned.
+
+An agent reads its whole history every turn, and a person's page re-reads it on every
+event, so most reads ask again for a path this process has just read. A read first
+fetches the session's stamp (with the overlays it needs anyway, one query); when the
+stamp is the one a cached path was read under, the path is rebuilt from the cached rows
+without reading them again, else it is read and cached.
+
+The stamp moves with every write to the session's messages: each one updates the
+session's counters and `updated_at` in its own transaction (sql.COUNT), and a row added
+by any means raises the session's largest seq. Rows are kept as fetched (ids, JSON
+text, timestamps as stored), so every read decodes fresh values that its caller may
+change freely. Reads inside a transaction bypass the cache: they may see writes that are
+not committed yet. ARBOR_PATH_CACHE_ROWS (default 200,000 messages, about 80 MB) bounds
+what a process keeps; 0 turns the cache off.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+DEFAULT_ROWS = 200_000
+
+Key = tuple[str, str, str, str | None]
+
+
+class PathCache:
+    """Least recently used paths, bounded by their total number of rows."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._paths: OrderedDict[Key, tuple[Any, list[Any]]] = OrderedDict()
+        self._rows = 0
+
+    @staticmethod
+    def limit() -> int:
+        return max(0, int(getattr(settings, "ARBOR_PATH_CACHE_ROWS", DEFAULT_ROWS)))
+
+    @staticmethod
+    def usable() -> bool:
+        """Outside a transaction only: what it reads is committed."""
+        return not connection.in_atomic_block and PathCache.limit() > 0
+
+    @staticmethod
+    def key(session_id: str, leaf_id: str | None) -> Key:
+        return (connection.alias, str(connection.settings_dict["NAME"]), session_id, leaf_id)
+
+    def get(self, key: Key, stamp: Any) -> list[Any] | None:
+        with self._lock:
+            found = self._paths.get(key)
+            if found is None:
+                return None
+            if found[0] != stamp:
+                self._drop(key)
+                return None
+            self._paths.move_to_end(key)
+            return found[1]
+
+    def put(self, key: Key, stamp: Any, rows: list[Any]) -> None:
+        limit = self.limit()
+        if not rows or len(rows) > limit:
+            return
+        with self._lock:
+            self._drop(key)
+            self._paths[key] = (stamp, rows)
+            self._rows += len(rows)
+            while self._rows > limit:
+                self._drop(next(iter(self._paths)))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._paths.clear()
+            self._rows = 0
+
+    def _drop(self, key: Key) -> None:
+        found = self._paths.pop(key, None)
+        if found is not None:
+            self._rows -= len(found[1])
+
+
+paths = PathCache()
