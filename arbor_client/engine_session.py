@@ -42,12 +42,7 @@ class _EngineStore:
 
     def append(self, messages: list[dict[str, Any]], parent_id: str | None,
                root: bool) -> list[dict[str, Any]]:
-        stored = []
-        if root:  # a new root first, the rest chained under it
-            stored.append(self._session().append_message(messages[0], root=True))
-            messages, parent_id = messages[1:], stored[0].id
-        if messages:
-            stored += self.manager.append_all(self.session_id, messages, parent_id)
+        stored = self.manager.append_all(self.session_id, messages, parent_id, root=root)
         return [m.to_dict() for m in stored]
 
     def update(self, message_id: str, message: dict[str, Any]) -> None:

@@ -44,7 +44,7 @@ _INSERT_EVENT = events.INSERT_EVENT["postgresql"]
 _PATH_TO_ID = sql.READ_TO_ID["postgresql"]
 _PATH_TO_LATEST = sql.READ_TO_LATEST["postgresql"]
 # Compaction overlays and unloaded skills of the session, read with every path.
-_VIEWS = sql.VIEWS
+_VIEWS = sql.STAMPED_VIEWS
 # Arbor's answer worked out the slow, obvious way (every term's frequency counted over
 # the GIN index, every matching row scored): the check of Arbor's results, not timed.
 _REFERENCE = f"""
@@ -202,6 +202,9 @@ class RawPostgres(Traced):
     def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:
         loads = orjson.loads
         with self._cursor() as cur:
+            # As Arbor's first read of a path: the session's stamp and views, then the path.
+            cur.execute(_VIEWS, (session_id,) * 4)
+            cur.fetchall()
             if leaf_id is None:
                 cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
             else:
@@ -212,8 +215,6 @@ class RawPostgres(Traced):
                 (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, r[4])
                 for r, p in zip(rows, parents, strict=False)
             ]
-            cur.execute(_VIEWS, (session_id, session_id))
-            cur.fetchall()
         return path
 
     def prepare_search(self) -> None:

@@ -47,7 +47,7 @@ _PATH_TO_ID = sql.READ_TO_ID["sqlite"].replace("%s", "?")
 _PATH_TO_LATEST = sql.READ_TO_LATEST["sqlite"].replace("%s", "?")
 _MARK_BRANCH_UNDER = sql.MARK_BRANCH_UNDER.replace("%s", "?")
 # Compaction overlays and unloaded skills of the session, read with every path.
-_VIEWS = sql.VIEWS.replace("%s", "?")
+_VIEWS = sql.STAMPED_VIEWS.replace("%s", "?")
 
 
 def _stamp(value: datetime) -> str:
@@ -165,6 +165,9 @@ class RawSqlite(Traced):
     def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:
         loads, parse = orjson.loads, datetime.fromisoformat
         cur = self._cursor()
+        # As Arbor's first read of a path: the session's stamp and views, then the path.
+        cur.execute(_VIEWS, (session_id,) * 4)
+        cur.fetchall()
         if leaf_id is None:
             cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
         else:
@@ -175,8 +178,6 @@ class RawSqlite(Traced):
             (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, parse(r[4]))
             for r, p in zip(rows, parents, strict=False)
         ]
-        cur.execute(_VIEWS, (session_id, session_id))
-        cur.fetchall()
         return path
 
     def prepare_search(self) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 
 from django.db import connection
 
+from sessions_app.storage import path_cache
+
 from .cases import Bench
 
 _TRANSACTION = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
@@ -63,6 +65,7 @@ def check(b: Bench) -> None:
         arbor, stored = _arbor(lambda m=message: session.append_message(m))
         raw, raw_id = _raw(b, lambda m=message: b.raw.append(sid, m))
         _compare(b, op, arbor, raw)
+    path_cache.paths.clear()  # the statements of a first read (a repeat is one of them)
     arbor, _ = _arbor(session.get_history)
     raw, _ = _raw(b, lambda: b.raw.path(sid))
     _compare(b, "get_history()", arbor, raw)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .errors import CompactionError
-from .messages import Message, tool_name
+from .messages import Message, tool_name, tool_part_finished
 from .tokens import MESSAGE_OVERHEAD, TokenCounter, estimate_tokens
 from .tree import Compaction
 
@@ -31,7 +31,6 @@ class CompactionHost(Protocol):
 
 Summarize = Callable[[str], str]
 CompactFunction = Callable[[CompactionHost], "Compaction | None"]
-DONE_STATES = ("output-available", "output-error")
 
 PROMPT_HEAD = """You are compacting a conversation so it keeps fitting in a model's context.
 Write a summary with exactly these sections:
@@ -59,7 +58,7 @@ def _calls(message: Message) -> tuple[set[str], bool]:
         elif kind != "tool-result" and tool_name(part) is not None:
             # AI SDK form: call and result share one part; no output yet means pending,
             # unless a later message answers the same id.
-            if part.get("state") not in DONE_STATES and "output" not in part:
+            if not tool_part_finished(part):
                 ids.add(str(part.get("toolCallId")))
     return ids, bool(ids)
 
@@ -70,8 +69,8 @@ def _results(message: Message) -> set[str]:
     out = set()
     for part in message.parts:
         kind = part.get("type")
-        if kind == "tool-result" or (kind != "tool-call" and tool_name(part) is not None and (
-                part.get("state") in DONE_STATES or "output" in part)):
+        if kind == "tool-result" or (kind != "tool-call" and tool_name(part) is not None
+                                     and tool_part_finished(part)):
             out.add(str(part.get("toolCallId")))
     return out
 

@@ -260,6 +260,16 @@ def project_text(parts: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(chunks).replace(NUL, " ")
 
 
+FINISHED_STATES = ("output-available", "output-error", "output-denied")
+
+
+def tool_part_finished(part: Mapping[str, Any]) -> bool:
+    """An AI SDK tool part that holds its call's outcome: an output, an error or a denial
+    (compaction and the model-input converter agree on this)."""
+    return (part.get("state") in FINISHED_STATES or "output" in part
+            or bool(part.get("errorText")))
+
+
 def tool_calls_in(parts: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """toolCallId -> 'name input words' for every call in these parts."""
     calls: dict[str, str] = {}

@@ -108,13 +108,14 @@ def _fts5_search(
     words = fulltext.quoted(terms)
     rank = f"bm25({fts}, 1.0, 0.0)"  # the scope column weighs nothing
     order = f"{rank}, f.rowid DESC"
-    match = f'scope : "{scope}" AND body : ({" OR ".join(words)})'
+    scope = f"scope : {fulltext.quoted([scope])[0]}"
+    match = f'{scope} AND body : ({" OR ".join(words)})'
     if exclude is not None:  # any id is text here, quotes included
         match = f'({match}) NOT scope : {fulltext.quoted([exclude])[0]}'
     params: list[Any] = [match]
     if len(terms) > 1:
         order = f"(f.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)) DESC, " + order
-        params.append(f'scope : "{scope}" AND body : ({" AND ".join(words)})')
+        params.append(f'{scope} AND body : ({" AND ".join(words)})')
     params.append(limit)
     alias = source.split()[-1]
     cur.execute(
@@ -242,7 +243,7 @@ def _pg_bm25(
     every matching row."""
     quoted = fulltext.tsquery_terms(terms)
     alias = table.split()[-1]
-    match = f"'{scope}' & ({' | '.join(quoted)})"
+    match = f"{fulltext.tsquery_terms([scope])[0]} & ({' | '.join(quoted)})"
     if exclude is not None:  # any id is text here, quotes included
         match = f"!{fulltext.tsquery_terms([exclude])[0]} & {match}"
     cur.execute(

@@ -60,7 +60,9 @@ def sqlite_messages(
 ) -> list[tuple[Any, ...]]:
     """(message_id, session_id, role, parts, created_at, score) best first."""
     words = quoted(terms)
-    scope = f'scope : "{session_token(session_id)}" AND ' if session_id is not None else ""
+    # Quoted: a session id (chosen by an importer) may hold any character.
+    scope = (f"scope : {quoted([session_token(session_id)])[0]} AND "
+             if session_id is not None else "")
     match = f'{scope}body : ({" OR ".join(words)})'
     if exclude_session_id is not None:  # any id is text here, quotes included
         match = f"({match}) NOT scope : {quoted([session_token(exclude_session_id)])[0]}"
@@ -174,7 +176,7 @@ def postgres_messages(
         else:
             source, source_params = "arbor_message m", []
             scope = session_token(session_id) if session_id is not None else agent_token(agent_id)
-            match = f"'{scope}' & {wanted}"
+            match = f"{tsquery_terms([scope])[0]} & {wanted}"
             if exclude_session_id is not None:
                 match = f"!{tsquery_terms([session_token(exclude_session_id)])[0]} & {match}"
         return _scored(source, "m.search_vector @@ %s::tsquery"), [

@@ -21,6 +21,7 @@ TINY = Sizes(
 )
 KEYS = {
     "append_p50", "append_mean", "append_p50_peer", "append_p99", "get_history_peer",
+    "get_history_cold",
     "get_history", "get_history_queries", "branch_read",
     "memory_history_20", "memory_history_50", "memory_per_message", "memory_flat",
     "search_session", "search_agent", "search_session_sql", "search_agent_sql", "prompt_render", "set_context", "compaction_check",

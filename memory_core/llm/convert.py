@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import Message, tool_name
+from ..messages import Message, tool_name, tool_part_finished
 
 STUB_RESULT = "[no result: the call was interrupted]"
 DENIED_RESULT = "[no result: the call was denied]"
@@ -78,6 +78,8 @@ def _text(part: Mapping[str, Any]) -> str | None:
 
 def _inline_result(part: Mapping[str, Any]) -> tuple[str, bool] | None:
     """The result held by an AI SDK tool part, if its call finished."""
+    if not tool_part_finished(part):
+        return None
     state = part.get("state")
     if state == "output-error" or (part.get("errorText") and "output" not in part):
         return str(part.get("errorText") or "Error"), True

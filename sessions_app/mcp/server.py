@@ -72,12 +72,7 @@ def call_tool(scope: McpScope, name: str, arguments: Any) -> ToolResult:
     tool = tools.get(name)
     if tool is None:
         return ToolResult(f"Error: no tool {name!r} here (there are: {', '.join(tools)})", True)
-    result = tool.call({} if arguments is None else arguments)
-    if not result.is_error and result.content.startswith("Error: "):
-        # set_context answers a missing or surplus 'key' with a plain "Error: ..." string
-        # (the engine's execute() contract); to an MCP client it is an error all the same.
-        return ToolResult(result.content, True)
-    return result
+    return tool.call({} if arguments is None else arguments)
 
 
 def _describe(tool: Tool) -> types.Tool:

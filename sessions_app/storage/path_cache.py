@@ -11,8 +11,8 @@ session's counters and `updated_at` in its own transaction (sql.COUNT), and a ro
 by any means raises the session's largest seq. Rows are kept as fetched (ids, JSON
 text, timestamps as stored), so every read decodes fresh values that its caller may
 change freely. Reads inside a transaction bypass the cache: they may see writes that are
-not committed yet. ARBOR_PATH_CACHE_ROWS (default 200,000 messages, about 80 MB) bounds
-what a process keeps; 0 turns the cache off.
+not committed yet. ARBOR_PATH_CACHE_MB (default 64) bounds what a process keeps,
+counting each message's stored JSON plus a fixed overhead; 0 turns the cache off.
 """
 
 from __future__ import annotations
@@ -24,22 +24,24 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-DEFAULT_ROWS = 200_000
+DEFAULT_MB = 64
+ROW_OVERHEAD = 200  # bytes of a kept row besides its JSON: the tuple, ids, timestamp
 
 Key = tuple[str, str, str, str | None]
 
 
 class PathCache:
-    """Least recently used paths, bounded by their total number of rows."""
+    """Least recently used paths, bounded by their total size."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._paths: OrderedDict[Key, tuple[Any, list[Any]]] = OrderedDict()
-        self._rows = 0
+        self._paths: OrderedDict[Key, tuple[Any, list[Any], int]] = OrderedDict()
+        self._bytes = 0
 
     @staticmethod
     def limit() -> int:
-        return max(0, int(getattr(settings, "ARBOR_PATH_CACHE_ROWS", DEFAULT_ROWS)))
+        """Bytes a process may keep."""
+        return max(0, int(float(getattr(settings, "ARBOR_PATH_CACHE_MB", DEFAULT_MB)) * 2**20))
 
     @staticmethod
     def usable() -> bool:
@@ -62,25 +64,27 @@ class PathCache:
             return found[1]
 
     def put(self, key: Key, stamp: Any, rows: list[Any]) -> None:
+        """Keep sql.path_read rows (parts and metadata JSON at 2 and 3)."""
         limit = self.limit()
-        if not rows or len(rows) > limit:
+        size = sum(len(r[2]) + len(r[3] or "") for r in rows) + ROW_OVERHEAD * len(rows)
+        if not rows or size > limit:
             return
         with self._lock:
             self._drop(key)
-            self._paths[key] = (stamp, rows)
-            self._rows += len(rows)
-            while self._rows > limit:
+            self._paths[key] = (stamp, rows, size)
+            self._bytes += size
+            while self._bytes > limit:
                 self._drop(next(iter(self._paths)))
 
     def clear(self) -> None:
         with self._lock:
             self._paths.clear()
-            self._rows = 0
+            self._bytes = 0
 
     def _drop(self, key: Key) -> None:
         found = self._paths.pop(key, None)
         if found is not None:
-            self._rows -= len(found[1])
+            self._bytes -= found[2]
 
 
 paths = PathCache()

@@ -152,7 +152,7 @@ class Paths:
     ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]:
         vendor = connection.vendor
         cache = path_cache.paths if path_cache.PathCache.usable() else None
-        with connection.cursor() as cur, _no_gc():
+        with connection.cursor() as cur:
             dialects.current().fast_reads(cur)
             if cache is None:
                 rows = _read_path(cur, vendor, session_id, leaf_id)
@@ -164,6 +164,7 @@ class Paths:
                 rows = cached if cached is not None else _read_path(cur, vendor, session_id, leaf_id)
                 if cached is None and stamp is not None:
                     cache.put(key, stamp, rows)
+        with _no_gc():
             path = _messages(rows, parse_time=vendor == "sqlite" and not encoded,
                              loads=orjson.Fragment if encoded else orjson.loads)
             del rows  # freed now, not scanned by the collection that re-enabling starts

@@ -10,6 +10,8 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from memory_core import NotFound, Session
 
@@ -48,7 +50,11 @@ def session_row_or_404(request: HttpRequest, session_id: str) -> models.Session:
 
 
 def go(request: HttpRequest, url: str) -> HttpResponse:
-    """A redirect a plain form follows and htmx turns into a page load."""
+    """A redirect a plain form follows and htmx turns into a page load; a URL off this
+    site (a form's `next` may say anything) goes home instead."""
+    if not url_has_allowed_host_and_scheme(url, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        url = reverse("home")
     if request.htmx:
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url

@@ -111,15 +111,15 @@ def test_reads_inside_a_transaction_bypass_the_cache(session):
 
 
 def test_the_cache_is_bounded_and_can_be_turned_off(session, manager, settings):
-    settings.ARBOR_PATH_CACHE_ROWS = 5
+    settings.ARBOR_PATH_CACHE_MB = 5 * 300 / 2**20  # room for about five short messages
     other = manager.get_session(manager.create("other").id)
     for i in range(4):
         session.append_message(user_msg(f"a{i}"))
         other.append_message(user_msg(f"b{i}"))
     session.get_history()
-    other.get_history()  # 8 rows > 5: the older path is dropped
+    other.get_history()  # eight messages: the older path is dropped
     assert _queries(session.get_history)[1] == 2
-    settings.ARBOR_PATH_CACHE_ROWS = 0
+    settings.ARBOR_PATH_CACHE_MB = 0
     assert _queries(session.get_history)[1] == 2 and _texts(session) == [f"a{i}" for i in range(4)]
 
 

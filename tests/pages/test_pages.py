@@ -55,6 +55,20 @@ def test_create_rename_delete(alice, browser):
     assert not models.Session.objects.filter(id=sid).exists()
 
 
+@pytest.mark.parametrize("target", ["https://evil.example/phish", "//evil.example/x",
+                                    "javascript:alert(1)", "/\\evil.example"])
+def test_a_forms_next_never_leads_off_the_site(alice, browser, target):
+    sid = alice["manager"].create("Plan").id
+    plain = browser.post(f"/sessions/{sid}/rename", {"name": "Renamed", "next": target})
+    assert plain.status_code == 302 and plain["Location"] == "/"
+    htmx = browser.post(f"/sessions/{sid}/rename", {"name": "Again", "next": target},
+                        HTTP_HX_REQUEST="true")
+    assert htmx.status_code == 204 and htmx["HX-Redirect"] == "/"
+    # A path on the site is still followed.
+    back = browser.post(f"/sessions/{sid}/rename", {"name": "Plan", "next": f"/sessions/{sid}/"})
+    assert back["Location"] == f"/sessions/{sid}/"
+
+
 def test_another_users_session_and_agent_answer_404(alice, browser):
     bob = SessionManager.for_agent(make_agent("bob", "Bob's"))
     theirs = bob.create("private").id
