@@ -19,12 +19,13 @@ from .limits import MAX_COST, MAX_NAME, MAX_REASON, MAX_TOKEN_TOTAL, strip_nul
 from .messages import Message, SessionInfo
 from .providers.base import SearchResult
 from .rerank import ranked
-from .search import SearchHit, clamp_limit, query_concepts, shape_hits
+from .search import SearchHit, clamp_limit, shape_hits
 from .session import MessageInput, Session
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
 from .tools import Tool, export, session_search_tool
 from .tree import SUMMARY_PREFIX, Compaction
+from .words import query_concepts
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "estimated_cost")
 

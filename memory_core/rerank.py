@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from .search import MAX_TOKEN_CHARS, SearchHit, _candidates, _normalise, _stem, index_tokens
+from .search import SearchHit
+from .words import MAX_TOKEN_CHARS, _candidates, _normalise, _stem, index_tokens
 
 CANDIDATE_FLOOR = 20  # re-ranking looks at this many word-ranked hits at least ...
 CANDIDATE_FACTOR = 1  # ... or limit times this, up to MAX_CANDIDATES (more costs Postgres most)

@@ -19,10 +19,11 @@ from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
 from .rerank import ranked
-from .search import SearchHit, clamp_limit, query_concepts, shape_hits
+from .search import SearchHit, clamp_limit, shape_hits
 from .storage import SessionStorage
 from .tools import Tool, export, session_tools
 from .tree import Compaction, PathPage, TreeRow, apply_overlays, hide_unloaded_skills
+from .words import query_concepts
 
 MessageInput = Message | Mapping[str, Any] | CheckedMessage
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ArborError, InvalidInput
 from .prompt import percent
-from .search import plain_text, query_terms, snippet
+from .snippets import plain_text, snippet
+from .words import query_terms
 
 if TYPE_CHECKING:
     from .context import Block, SessionContext

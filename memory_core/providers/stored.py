@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..search import query_terms
 from ..storage import ContextStorage
+from ..words import query_terms
 from .base import SearchResult
 
 SEARCH_LIMIT = 10

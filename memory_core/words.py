@@ -1,0 +1,203 @@
+"""Text to search words, the same way for documents and queries on every database.
+
+Words are cased-folded, stripped of Latin diacritics and stemmed with one Snowball
+English stemmer (PyStemmer). Scripts written without spaces (Chinese, Japanese,
+Thai, Lao, Khmer, Myanmar) become overlapping character bigrams. User text is
+always words: no character of it reaches a database as query syntax. Snippets
+(snippets.py) and re-ranking (rerank.py) match words the way this module makes them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from functools import lru_cache
+
+import Stemmer
+
+# Runs of characters from scripts written without spaces between words.
+_SPACELESS = (
+    "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
+    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff"  # Hiragana, Katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
+    "\U00020000-\U0002fa1f"
+)
+# A word: word characters except '_' and the spaceless scripts; or a spaceless run.
+_TOKEN = re.compile(f"([{_SPACELESS}]+)|[^\\W_{_SPACELESS}]+")
+_DIACRITICS = re.compile("[\u0300-\u036f]")
+
+MAX_TOKEN_CHARS = 64  # longer "words" (hashes, base64) are cut: Postgres caps lexemes
+MAX_DOC_TOKENS = 20_000  # a tsvector holds at most 1 MB
+MAX_QUERY_TERMS = 64  # a longer query searches with its first 64 distinct terms
+# Only this much of a query is read: 64 terms never need more, and a 1 MB query stays cheap.
+MAX_QUERY_SCAN_CHARS = MAX_QUERY_TERMS * (MAX_TOKEN_CHARS + 1) * 8
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his how
+    i if in into is it its itself just me more most my myself no nor not now of off on
+    once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves""".split()
+)
+
+# Query words that are never terms: contraction and elision fragments ("what's",
+# "they're", "l'appartement") and negated auxiliaries, which say nothing about a subject.
+FRAGMENTS = frozenset("s re ll ve t d m l j n c qu don doesn didn isn aren wasn weren "
+                      "haven hasn hadn wouldn shouldn couldn mustn needn".split())
+# Function words of the other languages the recall set covers, and words asking for the
+# current state ("still", "now"): dropped from queries (unless nothing else is left), never
+# from the index. Written casefolded, without diacritics, as _normalise leaves them.
+QUERY_STOP_WORDS = STOP_WORDS | frozenset(
+    """still current currently latest anymore
+    der das den dem des ein eine einen einem einer und ist sind ich du er sie es wir ihr
+    mein meine meinen meiner dein deine nicht mit von zu auf fur wie wo wer wann welche
+    welcher welches noch schon jetzt habe haben im ins am aus bei nach uber aktuell derzeit
+    le la les un une des du de et est sont je tu il elle nous vous ils elles mon ma mes ton
+    ta tes sa ses ce cette ces qui que quoi quel quelle quels quelles ou au aux en dans pour
+    par avec pas ne maintenant actuel actuelle actuellement encore desormais
+    el los las una unos unas y es yo mi mis su sus cual cuando donde como del al con por
+    para se lo le ahora esta este esto estan hay muy ya actual actualmente todavia aun""".split()
+)
+# Forms a stemmer cannot join to their base word; both directions are searched.
+IRREGULAR = {
+    "ran": "run", "children": "child", "people": "person", "women": "woman", "men": "man",
+    "went": "go", "gone": "go", "bought": "buy", "paid": "pay", "flew": "fly", "flown": "fly",
+    "said": "say", "spent": "spend", "sold": "sell", "wrote": "write", "written": "write",
+    "taught": "teach", "kept": "keep", "chose": "choose", "chosen": "choose", "gave": "give",
+    "given": "give", "took": "take", "taken": "take", "came": "come", "began": "begin",
+    "begun": "begin", "broke": "break", "broken": "break", "ate": "eat", "eaten": "eat",
+    "drove": "drive", "driven": "drive", "thought": "think", "brought": "bring",
+    "caught": "catch", "felt": "feel", "heard": "hear", "held": "hold", "sent": "send",
+    "slept": "sleep", "spoke": "speak", "spoken": "speak", "stood": "stand", "won": "win",
+}
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=50_000)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def _normalise(text: str) -> str:
+    text = text.casefold()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        text = unicodedata.normalize("NFC", _DIACRITICS.sub("", text))
+    return text
+
+
+def _iter_words(text: str) -> Iterator[tuple[str, bool]]:
+    """(word, is_spaceless) in order of appearance."""
+    for match in _TOKEN.finditer(_normalise(text)):
+        spaceless = match.group(1)
+        yield (spaceless, True) if spaceless else (match.group(0), False)
+
+
+def _words(text: str) -> list[tuple[str, bool]]:
+    return list(_iter_words(text))
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+_ASCII_WORD = re.compile(r"[^\W_]+")  # _TOKEN's words where no spaceless script can occur
+
+
+def index_tokens(text: str) -> list[str]:
+    """Tokens to index for a document, in order, duplicates kept (term frequency)."""
+    normal = _normalise(text)
+    if normal.isascii():  # every append: one findall, no per-word matches (same tokens)
+        return [_stem(w[:MAX_TOKEN_CHARS]) for w in _ASCII_WORD.findall(normal)[:MAX_DOC_TOKENS]]
+    tokens: list[str] = []
+    for word, spaceless in _words(text):
+        if spaceless:
+            tokens.extend(_bigrams(word))
+        else:
+            tokens.append(_stem(word[:MAX_TOKEN_CHARS]))
+        if len(tokens) >= MAX_DOC_TOKENS:
+            return tokens[:MAX_DOC_TOKENS]
+    return tokens
+
+
+_IRREGULAR_STEMS: dict[str, set[str]] = {}
+for _form, _base in IRREGULAR.items():
+    _IRREGULAR_STEMS.setdefault(_stem(_base), set()).add(_stem(_form))
+    _IRREGULAR_STEMS.setdefault(_stem(_form), set()).add(_stem(_base))
+
+
+def stem_variants(word: str) -> tuple[str, ...]:
+    """The stems one query word is searched under: its own first, then the forms Snowball
+    English files apart although a reader sees one word: allergy/allergic ("allergi",
+    "allerg"), delivery/deliver, organise/organize, analyse/analyze, and IRREGULAR."""
+    word = word[:MAX_TOKEN_CHARS]
+    stem = _stem(word)
+    out = [stem]
+    if len(stem) >= 6 and stem.endswith("i"):  # a final y: allergy -> allergi ~ allerg,
+        out += [stem[:-1], _stem(stem[:-1])]  # delivery -> deliveri ~ deliver -> deliv
+    if len(stem) >= 5 and word[len(stem):].startswith("ic") and word.startswith(stem):
+        out.append(stem + "i")  # allergic -> allerg ~ allergi (allergy)
+    if len(stem) >= 6 and stem[-2:] in ("is", "iz", "ys", "yz"):
+        out.append(stem[:-1] + ("z" if stem[-1] == "s" else "s"))  # British/American
+    out += sorted(_IRREGULAR_STEMS.get(stem, ()))
+    return tuple(dict.fromkeys(out))
+
+
+def query_concepts(query: str) -> list[tuple[str, ...]]:
+    """The words of a natural-language query as search concepts: each a tuple of stems
+    (stem_variants) or one CJK bigram, in order, at most MAX_QUERY_TERMS terms in all.
+    Stop words (QUERY_STOP_WORDS) are dropped unless nothing else is left; FRAGMENTS
+    (what's, we'll, l'appartement, c'est) never count. Tokenising stops once enough are
+    found, so any length is cheap."""
+    if not isinstance(query, str):
+        return []
+    concepts: list[tuple[str, ...]] = []
+    stopped: list[tuple[str, ...]] = []  # used only when the query has nothing else
+    seen: set[str] = set()
+    seen_stop: set[str] = set()
+    count = 0
+    for word, spaceless in _iter_words(query[:MAX_QUERY_SCAN_CHARS]):
+        if not spaceless and word in FRAGMENTS:
+            continue
+        is_stop = not spaceless and word in QUERY_STOP_WORDS
+        if is_stop:
+            if len(stopped) < MAX_QUERY_TERMS and _stem(word) not in seen_stop:
+                seen_stop.add(_stem(word))
+                stopped.append((_stem(word),))
+            continue
+        for group in [(g,) for g in _bigrams(word)] if spaceless else [stem_variants(word)]:
+            fresh = tuple(t for t in group if t not in seen)
+            if not fresh or group[0] in seen:
+                continue
+            fresh = fresh[: MAX_QUERY_TERMS - count]
+            if fresh:
+                seen.update(fresh)
+                concepts.append(fresh)
+                count += len(fresh)
+        if count >= MAX_QUERY_TERMS:
+            break
+    return concepts or stopped[:MAX_QUERY_TERMS]
+
+
+def query_terms(query: str) -> list[str]:
+    """The first MAX_QUERY_TERMS distinct search terms of a natural-language query: the
+    stems of query_concepts(), in order. A query made only of stop words keeps them, so
+    "to be or not to be" still finds the line. An empty result means: no search."""
+    return [t for concept in query_concepts(query) for t in concept][:MAX_QUERY_TERMS]
+
+
+@lru_cache(maxsize=256)
+def _candidates(terms: frozenset[str]) -> re.Pattern[str] | None:
+    """ASCII words that may stem to one of `terms`: Snowball English never changes a word's
+    first two letters, so only words starting like a term need stemming."""
+    starts = sorted({t[:2] for t in terms if t.isascii()})
+    if not starts:
+        return None
+    return re.compile("(?<![^\\W_])(?:" + "|".join(map(re.escape, starts)) + ")[^\\W_]*", re.I)
