@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .blocks import BlockSpec
 from .compaction import CompactFunction
-from .context import BlockSpec
 from .events import NO_EVENTS, EventSink
 from .messages import MAX_TOOL_OUTPUT_CHARS
 from .tokens import TokenCounter

@@ -9,9 +9,9 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
+from .blocks import BlockSpec
 from .compaction import CompactFunction
 from .config import CompactionListener, ErrorHandler, SessionConfig, default_config
-from .context import BlockSpec
 from .errors import InvalidInput, NotFound
 from .events import EventSink, EventType
 from .inputs import check_id, optional_id

@@ -11,8 +11,9 @@ from asgiref.sync import sync_to_async
 from . import autocompact as auto
 from . import chat as chat_turn
 from .async_steps import aturn
+from .blocks import ContextBlock, ContextEntry, PromptStatus
 from .config import SessionConfig, default_config
-from .context import ContextBlock, ContextEntry, PromptStatus, SessionContext
+from .context import SessionContext
 from .errors import InvalidInput, NotFound
 from .events import Event, EventType, Status
 from .inputs import as_list, check_id, optional_id, page_limit, parent_choice

@@ -17,7 +17,8 @@ from .snippets import plain_text, snippet
 from .words import query_terms
 
 if TYPE_CHECKING:
-    from .context import Block, SessionContext
+    from .blocks import Block
+    from .context import SessionContext
     from .search import SearchHit
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .context import BlockSpec
+from .blocks import BlockSpec
 from .errors import InvalidInput, NotFound
 from .limits import strip_nul
 from .messages import Message, SessionInfo, prepare
