@@ -11,9 +11,9 @@ from asgiref.sync import sync_to_async
 from . import autocompact as auto
 from . import chat as chat_turn
 from .async_steps import aturn
-from .blocks import ContextBlock, ContextEntry, PromptStatus
 from .config import SessionConfig, default_config
 from .context import SessionContext
+from .context_methods import ContextMethods
 from .errors import InvalidInput, NotFound
 from .events import Event, EventType, Status
 from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
@@ -22,15 +22,18 @@ from .messages import Message, NewMessage, prepare
 from .rerank import ranked
 from .search import SearchHit, clamp_limit, shape_hits
 from .storage import SessionStorage
-from .tools import Tool, export, session_tools
+from .tools import Tool
 from .tree import Compaction, PathPage, TreeRow, apply_overlays, hide_unloaded_skills
 from .words import query_concepts
 
 MessageInput = Message | Mapping[str, Any] | CheckedMessage
 
 
-class Session:
-    """A conversation tree. Get one from `SessionManager.get_session()`."""
+class Session(ContextMethods):
+    """A conversation tree. Get one from `SessionManager.get_session()`.
+
+    Its context blocks, prompt and skills methods come from ContextMethods
+    (context_methods.py); the message tree's are here."""
 
     def __init__(
         self, storage: SessionStorage, *, agent_id: str, session_id: str,
@@ -327,76 +330,6 @@ class Session:
         if self.config.compact_threshold is not None:
             auto.maybe_compact(self, appended)
 
-    # ------------------------------------------------------- context blocks
-    def get_context_block(self, label: str) -> ContextBlock:
-        """{label, description, content, tokens, max_tokens, writable, is_skill, is_searchable}."""
-        return self.context.get_context_block(label)
-
-    def get_context_blocks(self) -> list[ContextBlock]:
-        return self.context.get_context_blocks()
-
-    def replace_context_block(self, label: str, content: str) -> ContextBlock:
-        """Raises ReadOnly, OverBudget (naming limit and size), NotFound."""
-        return self.context.replace_context_block(label, content)
-
-    def append_context_block(self, label: str, content: str) -> ContextBlock:
-        return self.context.append_context_block(label, content)
-
-    def get_context_entry(self, label: str, key: str) -> ContextEntry:
-        """{label, key, content, description} of one entry of a skill or search block,
-        without loading it. Raises NotFound, InvalidInput (a block without entries)."""
-        return self.context.get_entry(label, key)
-
-    def set_context_entry(
-        self, label: str, key: str, content: str, description: str | None = None
-    ) -> ContextBlock:
-        """Write one entry of a skill or search block."""
-        return self.context.set_entry(label, key, content, description)
-
-    def add_context(self, label: str, **options: Any) -> ContextBlock:
-        """Add a block now; the frozen prompt shows it after refresh_system_prompt()."""
-        return self.context.add_context(label, **options)
-
-    def remove_context(self, label: str) -> None:
-        self.context.remove_context(label)
-
-    def freeze_system_prompt(self) -> str:
-        """The frozen prompt, byte-identical until refresh_system_prompt()."""
-        return self.context.freeze_system_prompt()
-
-    def refresh_system_prompt(self) -> str:
-        with self.storage.transaction():
-            prompt = self.context.refresh_system_prompt()
-            _, frozen_at = self.context.frozen_prompt()
-            self.emit("prompt.refreshed", {
-                "frozen_at": frozen_at.isoformat() if frozen_at is not None else None})
-        auto.forget_estimate(self)
-        return prompt
-
-    def system_prompt_status(self) -> PromptStatus:
-        """Whether the frozen prompt matches a fresh render, and which blocks changed."""
-        return self.context.system_prompt_status()
-
-    def preview_system_prompt(self) -> str:
-        """The prompt a refresh would freeze now, rendered without freezing it (for a
-        diff against the frozen one before deciding to refresh)."""
-        text, _ = self.context._render()
-        return text
-
-    def load_skill(self, label: str, key: str) -> str:
-        return self.context.load_skill(label, key)
-
-    def unload_skill(self, label: str, key: str) -> None:
-        self.context.unload_skill(label, key)
-
-    def get_loaded_skills(self) -> list[dict[str, Any]]:
-        """Skills loaded now, to put into the working context: [{label, key, loaded_at}]."""
-        return self.context.loaded_skills()
-
-    def tools(self, format: str | None = None) -> list[Any]:
-        """The memory tools the session's blocks enable; format openai|anthropic|mcp."""
-        return export([*session_tools(self.context), *self._extra_tools], format)
-
     # ------------------------------------------------------- async twins
     aappend_message = sync_to_async(append_message)
     aupsert_message = sync_to_async(upsert_message)
@@ -420,20 +353,4 @@ class Session:
     aremove_compaction = sync_to_async(remove_compaction)
     acompact = sync_to_async(compact)
     acompaction_status = sync_to_async(compaction_status)
-    aget_context_block = sync_to_async(get_context_block)
-    aget_context_blocks = sync_to_async(get_context_blocks)
-    areplace_context_block = sync_to_async(replace_context_block)
-    aappend_context_block = sync_to_async(append_context_block)
-    aget_context_entry = sync_to_async(get_context_entry)
-    aset_context_entry = sync_to_async(set_context_entry)
-    aadd_context = sync_to_async(add_context)
-    aremove_context = sync_to_async(remove_context)
-    afreeze_system_prompt = sync_to_async(freeze_system_prompt)
-    arefresh_system_prompt = sync_to_async(refresh_system_prompt)
     aset_status = sync_to_async(set_status)
-    asystem_prompt_status = sync_to_async(system_prompt_status)
-    apreview_system_prompt = sync_to_async(preview_system_prompt)
-    aload_skill = sync_to_async(load_skill)
-    aunload_skill = sync_to_async(unload_skill)
-    aget_loaded_skills = sync_to_async(get_loaded_skills)
-    atools = sync_to_async(tools)

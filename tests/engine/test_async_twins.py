@@ -29,13 +29,23 @@ NO_TWIN = {
 }
 
 
+def members(cls: type) -> dict[str, object]:
+    """The class's own members and its bases' (Session takes its context methods from the
+    ContextMethods mixin), so a method counts wherever in the hierarchy it is defined."""
+    merged: dict[str, object] = {}
+    for klass in reversed(cls.__mro__[:-1]):  # all but object
+        merged.update(vars(klass))
+    return merged
+
+
 def public_methods(cls: type) -> list[str]:
     names = []
-    for name, member in vars(cls).items():
+    found = members(cls)
+    for name, member in found.items():
         if name.startswith("_") or not (inspect.isfunction(member)
                                         or isinstance(member, classmethod | staticmethod)):
             continue
-        if name.startswith("a") and name[1:] in vars(cls):
+        if name.startswith("a") and name[1:] in found:
             continue  # a twin itself (achat is a hand-written async def)
         names.append(name)
     return names

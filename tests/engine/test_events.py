@@ -123,7 +123,10 @@ def _session_writes(s: Session) -> dict[str, Any]:
 
 
 def public_functions(cls: type) -> set[str]:
-    return {name for name, value in vars(cls).items()
+    # Through the bases too: Session takes its context methods from the ContextMethods mixin.
+    merged = {name: value for klass in reversed(cls.__mro__[:-1])
+              for name, value in vars(klass).items()}
+    return {name for name, value in merged.items()
             if not name.startswith("_") and (inspect.isfunction(value)
                                              or isinstance(value, classmethod))}
 
