@@ -14,10 +14,18 @@ from .compaction import CompactFunction
 from .config import CompactionListener, ErrorHandler, SessionConfig, default_config
 from .errors import InvalidInput, NotFound
 from .events import EventSink, EventType
-from .inputs import check_id, optional_id
-from .limits import MAX_COST, MAX_NAME, MAX_REASON, MAX_TOKEN_TOTAL, strip_nul
+from .inputs import (
+    agent_id_of,
+    check_id,
+    check_usage,
+    end_reason,
+    optional_id,
+    optional_text,
+    session_name,
+)
+from .limits import MAX_NAME
 from .messages import Message, SessionInfo
-from .providers.base import SearchResult
+from .providers.history import HistorySearch
 from .rerank import ranked
 from .search import SearchHit, clamp_limit, shape_hits
 from .session import MessageInput, Session
@@ -28,32 +36,6 @@ from .tree import SUMMARY_PREFIX, Compaction
 from .words import query_concepts
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "estimated_cost")
-
-
-def _agent_id(agent: Any) -> str:
-    value = getattr(agent, "pk", agent)
-    if not isinstance(value, str) or not value:
-        raise InvalidInput("agent must be an Agent or its id")
-    return str(value)
-
-
-def _name(value: Any) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InvalidInput("name must be a string")
-    name = strip_nul(value).strip()
-    if len(name) > MAX_NAME:
-        raise InvalidInput(f"name is longer than {MAX_NAME} characters")
-    return name
-
-
-def _optional_text(value: Any, what: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value) > MAX_NAME:
-        raise InvalidInput(f"{what} must be a string of at most {MAX_NAME} characters")
-    return strip_nul(value)
 
 
 class SessionManager:
@@ -136,7 +118,7 @@ class SessionManager:
     ) -> SessionManager:
         """A manager for an Agent (model instance or id), on the ORM storage by default,
         starting from `config` (default: `default_config()`, which the host installs)."""
-        manager = cls(_agent_id(agent), storage if storage is not None else load_storage(storage_path))
+        manager = cls(agent_id_of(agent), storage if storage is not None else load_storage(storage_path))
         if config is not None:
             manager.config = config
         return manager
@@ -148,9 +130,9 @@ class SessionManager:
     ) -> SessionInfo:
         """A new session; it starts with the agent's block templates."""
         parent = optional_id(parent_session_id, "parent_session_id")
-        model, source = _optional_text(model, "model"), _optional_text(source, "source")
+        model, source = optional_text(model, "model"), optional_text(source, "source")
         with self.storage.transaction():
-            info = self.storage.create_session(self.agent_id, name=_name(name),
+            info = self.storage.create_session(self.agent_id, name=session_name(name),
                                                parent_session_id=parent, model=model,
                                                source=source)
             self.announce_new(info.id)
@@ -177,7 +159,7 @@ class SessionManager:
     def rename(self, session_id: str, name: str) -> SessionInfo:
         session_id = check_id(session_id, "session_id")
         with self.storage.transaction():
-            info = self.storage.update_session(self.agent_id, session_id, name=_name(name))
+            info = self.storage.update_session(self.agent_id, session_id, name=session_name(name))
             self._changed(session_id, "session.renamed", info, ["name"])
         return info
 
@@ -200,10 +182,7 @@ class SessionManager:
 
     def end(self, session_id: str, reason: str) -> SessionInfo:
         """Mark a session ended (end_reason, at most 100 characters)."""
-        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
-            raise InvalidInput(f"end_reason must be a string of at most {MAX_REASON} characters")
-        return self._update(check_id(session_id, "session_id"),
-                            end_reason=_optional_text(reason, "end_reason"))
+        return self._update(check_id(session_id, "session_id"), end_reason=end_reason(reason))
 
     def _update(self, session_id: str, **fields: Any) -> SessionInfo:
         with self.storage.transaction():
@@ -214,7 +193,7 @@ class SessionManager:
     def update(self, session_id: str, *, model: str | None = None,
                source: str | None = None) -> SessionInfo:
         """Set a session's model and/or source."""
-        fields = {k: _optional_text(v, k) for k, v in (("model", model), ("source", source))
+        fields = {k: optional_text(v, k) for k, v in (("model", model), ("source", source))
                   if v is not None}
         if not fields:
             raise InvalidInput("give model or source")
@@ -254,12 +233,7 @@ class SessionManager:
         Raises InvalidInput, changing nothing, when a total would pass its limit
         (MAX_TOKEN_TOTAL tokens, MAX_COST cost).
         """
-        for value, what in ((input_tokens, "input_tokens"), (output_tokens, "output_tokens")):
-            if (not isinstance(value, int) or isinstance(value, bool)
-                    or not 0 <= value <= MAX_TOKEN_TOTAL):
-                raise InvalidInput(f"{what} must be an integer from 0 to {MAX_TOKEN_TOTAL}")
-        if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost <= MAX_COST:
-            raise InvalidInput(f"cost must be a number from 0 to {MAX_COST:g}")
+        check_usage(input_tokens=input_tokens, output_tokens=output_tokens, cost=cost)
         session_id = check_id(session_id, "session_id")
         with self.storage.transaction():
             info = self.storage.add_usage(self.agent_id, session_id, input_tokens=input_tokens,
@@ -309,7 +283,7 @@ class SessionManager:
         """
         source, at = check_id(session_id, "session_id"), check_id(at_message_id, "at_message_id")
         with self.storage.transaction():
-            info = self.storage.fork(self.agent_id, source, at, name=_name(name))
+            info = self.storage.fork(self.agent_id, source, at, name=session_name(name))
             self.announce_new(info.id)
         return info
 
@@ -337,7 +311,7 @@ class SessionManager:
             summary = auto.summarize_all(session, history) if history else ""
         if not isinstance(summary, str):
             raise InvalidInput("summary must be a string")
-        new_name = _name(name) if name is not None else f"{info.name or 'session'} (continued)"[:MAX_NAME]
+        new_name = session_name(name) if name is not None else f"{info.name or 'session'} (continued)"[:MAX_NAME]
         with self.storage.transaction():
             continuation = self.storage.continue_session(self.agent_id, session_id, name=new_name)
             self.announce_new(continuation.id)
@@ -393,19 +367,3 @@ class SessionManager:
     asearch = sync_to_async(search)
     atools = sync_to_async(tools)
     acompact_and_split = sync_to_async(compact_and_split)
-
-
-class HistorySearch:
-    """The provider behind with_searchable_history: past messages of every session."""
-
-    def __init__(self, manager: SessionManager) -> None:
-        self.manager = manager
-
-    def get(self) -> str:
-        return f"{len(self.manager.list())} sessions available for search."
-
-    def search(self, query: str) -> builtins.list[SearchResult]:
-        return [
-            SearchResult(f"{h.session_id}/{h.id}", f"{h.role}: {h.content}", h.created_at, h.score)
-            for h in self.manager.search(query, 10)
-        ]
