@@ -91,9 +91,9 @@ def _normalise(text: str) -> str:
     return text
 
 
-def _iter_words(text: str) -> Iterator[tuple[str, bool]]:
-    """(word, is_spaceless) in order of appearance."""
-    for match in _TOKEN.finditer(_normalise(text)):
+def _iter_words(text: str, *, normal: bool = False) -> Iterator[tuple[str, bool]]:
+    """(word, is_spaceless) in order of appearance; normal: the text is _normalise()d."""
+    for match in _TOKEN.finditer(text if normal else _normalise(text)):
         spaceless = match.group(1)
         yield (spaceless, True) if spaceless else (match.group(0), False)
 
@@ -117,7 +117,7 @@ def index_tokens(text: str) -> list[str]:
     if normal.isascii():  # every append: one findall, no per-word matches (same tokens)
         return [_stem(w[:MAX_TOKEN_CHARS]) for w in _ASCII_WORD.findall(normal)[:MAX_DOC_TOKENS]]
     tokens: list[str] = []
-    for word, spaceless in _words(text):
+    for word, spaceless in _iter_words(normal, normal=True):
         if spaceless:
             tokens.extend(_bigrams(word))
         else:

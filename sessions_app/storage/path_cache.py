@@ -4,7 +4,9 @@ An agent reads its whole history every turn, and a person's page re-reads it on 
 event, so most reads ask again for a path this process has just read. A read first
 fetches the session's stamp (with the overlays it needs anyway, one query); when the
 stamp is the one a cached path was read under, the path is rebuilt from the cached rows
-without reading them again, else it is read and cached.
+without reading them again, else it is read and cached. A read for the JSON API
+(`encoded`) keeps what it builds beside the rows: those messages hold only immutable
+values (strings and orjson fragments), so every such read can share them.
 
 The stamp moves with every write to the session's messages: each one updates the
 session's counters and `updated_at` in its own transaction (sql.COUNT), and a row added
@@ -25,9 +27,20 @@ from django.conf import settings
 from django.db import connection
 
 DEFAULT_MB = 64
-ROW_OVERHEAD = 200  # bytes of a kept row besides its JSON: the tuple, ids, timestamp
+ROW_OVERHEAD = 300  # bytes of a kept row besides its JSON: tuples, ids, timestamp
 
 Key = tuple[str, str, str, str | None]
+
+
+class Entry:
+    """A kept path: the stamp it was read under, its rows, their size, and the encoded
+    messages built from them (set by the first encoded read)."""
+
+    __slots__ = ("stamp", "rows", "size", "encoded")
+
+    def __init__(self, stamp: Any, rows: list[Any], size: int) -> None:
+        self.stamp, self.rows, self.size = stamp, rows, size
+        self.encoded: list[Any] | None = None
 
 
 class PathCache:
@@ -35,7 +48,7 @@ class PathCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._paths: OrderedDict[Key, tuple[Any, list[Any], int]] = OrderedDict()
+        self._paths: OrderedDict[Key, Entry] = OrderedDict()
         self._bytes = 0
 
     @staticmethod
@@ -52,29 +65,32 @@ class PathCache:
     def key(session_id: str, leaf_id: str | None) -> Key:
         return (connection.alias, str(connection.settings_dict["NAME"]), session_id, leaf_id)
 
-    def get(self, key: Key, stamp: Any) -> list[Any] | None:
+    def get(self, key: Key, stamp: Any) -> Entry | None:
         with self._lock:
             found = self._paths.get(key)
             if found is None:
                 return None
-            if found[0] != stamp:
+            if found.stamp != stamp:
                 self._drop(key)
                 return None
             self._paths.move_to_end(key)
-            return found[1]
+            return found
 
-    def put(self, key: Key, stamp: Any, rows: list[Any]) -> None:
-        """Keep sql.path_read rows (parts and metadata JSON at 2 and 3)."""
+    def put(self, key: Key, stamp: Any, rows: list[Any]) -> Entry | None:
+        """Keep sql.path_read rows (parts and metadata JSON at 2 and 3); None when they
+        are not kept (too large, or nothing)."""
         limit = self.limit()
         size = sum(len(r[2]) + len(r[3] or "") for r in rows) + ROW_OVERHEAD * len(rows)
         if not rows or size > limit:
-            return
+            return None
+        entry = Entry(stamp, rows, size)
         with self._lock:
             self._drop(key)
-            self._paths[key] = (stamp, rows, size)
+            self._paths[key] = entry
             self._bytes += size
             while self._bytes > limit:
                 self._drop(next(iter(self._paths)))
+        return entry
 
     def clear(self) -> None:
         with self._lock:
@@ -84,7 +100,7 @@ class PathCache:
     def _drop(self, key: Key) -> None:
         found = self._paths.pop(key, None)
         if found is not None:
-            self._bytes -= found[2]
+            self._bytes -= found.size
 
 
 paths = PathCache()

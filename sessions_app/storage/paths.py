@@ -84,7 +84,8 @@ def chain(rows: list[Any]) -> list[Any]:
     return chain
 
 
-def _messages(rows: list[Any], *, parse_time: bool, loads: Any) -> list[Message]:
+def _messages(rows: list[Any], *, parse_time: bool, loads: Any,
+              empty: Any = None) -> list[Message]:
     """Messages from a root-to-leaf chain of sql.path_read rows: each parent id is the
     id before; parts and metadata through `loads` (decoded, or kept as JSON fragments);
     created_at parsed in C (SQLite hands it over as ISO text with its offset)."""
@@ -92,8 +93,17 @@ def _messages(rows: list[Any], *, parse_time: bool, loads: Any) -> list[Message]
     when = datetime.fromisoformat if parse_time else _same
     parents = [None, *(r[0] for r in rows)]
     return [new(Message, (r[0], parent, r[1], loads(r[2]),
-                          {} if r[3] is None else loads(r[3]), when(r[4])))
+                          (empty or {}) if r[3] is None else loads(r[3]), when(r[4])))
             for r, parent in zip(rows, parents, strict=False)]
+
+
+def _encoded(rows: list[Any]) -> list[Message]:
+    """Messages whose parts and metadata stay the stored JSON (orjson fragments) and
+    created_at the stored text: immutable throughout, for the JSON API to splice in."""
+    return _messages(rows, parse_time=False, loads=orjson.Fragment, empty=_EMPTY)
+
+
+_EMPTY = orjson.Fragment("{}")
 
 
 def _read_path(cur: Any, vendor: str, session_id: str, leaf_id: str | None) -> list[Any]:
@@ -160,14 +170,21 @@ class Paths:
             else:
                 stamp, views = read_stamped_views(cur, session_id)
                 key = cache.key(session_id, leaf_id)
-                cached = cache.get(key, stamp)
-                rows = cached if cached is not None else _read_path(cur, vendor, session_id, leaf_id)
-                if cached is None and stamp is not None:
-                    cache.put(key, stamp, rows)
-        with _no_gc():
-            path = _messages(rows, parse_time=vendor == "sqlite" and not encoded,
-                             loads=orjson.Fragment if encoded else orjson.loads)
-            del rows  # freed now, not scanned by the collection that re-enabling starts
+                entry = cache.get(key, stamp)
+                if entry is None:
+                    rows = _read_path(cur, vendor, session_id, leaf_id)
+                    entry = cache.put(key, stamp, rows) if stamp is not None else None
+                else:
+                    rows = entry.rows
+        if encoded and cache is not None and entry is not None:
+            if entry.encoded is None:
+                entry.encoded = _encoded(rows)
+            path = list(entry.encoded)
+        else:
+            with _no_gc():
+                path = (_encoded(rows) if encoded
+                        else _messages(rows, parse_time=vendor == "sqlite", loads=orjson.loads))
+                del rows  # freed now, not scanned by the collection that re-enabling starts
         overlays, unloaded = views if with_overlays and path else ([], {})
         return path, overlays, unloaded
 
