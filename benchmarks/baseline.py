@@ -18,6 +18,7 @@ import orjson
 import Stemmer
 
 from memory_core.messages import project_text
+from sessions_app.storage.paths import chain
 
 _WORD = re.compile(r"[^\W_]+")
 _stemmer = Stemmer.Stemmer("english")
@@ -36,6 +37,15 @@ def prepare(message: dict[str, Any]) -> Prepared:
         uuid.uuid4().hex, message["role"], orjson.dumps(parts).decode(),
         orjson.dumps(message.get("metadata") or {}).decode(), text, tokens, datetime.now(UTC),
     )
+
+
+def path_messages(rows: list[tuple[Any, ...]], parse: Any) -> list[tuple[Any, ...]]:
+    """A path's messages from its sql.path_read rows, as Arbor builds them: the chain
+    checked, each parent id the id before, JSON decoded, created_at through `parse`."""
+    rows = chain(rows)
+    parents = [None, *(r[0] for r in rows)]
+    return [(r[0], p, r[1], orjson.loads(r[2]), orjson.loads(r[3]) if r[3] else {}, parse(r[4]))
+            for r, p in zip(rows, parents, strict=False)]
 
 
 def with_text(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

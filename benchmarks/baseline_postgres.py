@@ -14,17 +14,16 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
 import psycopg
 
 from sessions_app import events
 from sessions_app.storage import sql
-from sessions_app.storage.paths import chain
 
 from .baseline import (
     Traced,
     agent_token,
     appended_event,
+    path_messages,
     prepare,
     session_token,
     with_text,
@@ -200,7 +199,6 @@ class RawPostgres(Traced):
         return ids
 
     def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:
-        loads = orjson.loads
         with self._cursor() as cur:
             # As Arbor's first read of a path: the session's stamp and views, then the path.
             cur.execute(_VIEWS, (session_id,) * 4)
@@ -209,13 +207,7 @@ class RawPostgres(Traced):
                 cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
             else:
                 cur.execute(_PATH_TO_ID, (session_id, leaf_id, session_id, session_id))
-            rows = chain(cur.fetchall())
-            parents = [None, *(r[0] for r in rows)]
-            path = [
-                (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, r[4])
-                for r, p in zip(rows, parents, strict=False)
-            ]
-        return path
+            return path_messages(cur.fetchall(), lambda at: at)  # psycopg parsed it
 
     def prepare_search(self) -> None:
         """Nothing to build (the raw design searches the same tsvector column and GIN

@@ -15,16 +15,14 @@ import tempfile
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from sessions_app import events
 from sessions_app.storage import sql
-from sessions_app.storage.paths import chain
 
 from .baseline import (
     Traced,
     agent_token,
     appended_event,
+    path_messages,
     prepare,
     session_token,
     with_text,
@@ -163,7 +161,6 @@ class RawSqlite(Traced):
         return ids
 
     def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:
-        loads, parse = orjson.loads, datetime.fromisoformat
         cur = self._cursor()
         # As Arbor's first read of a path: the session's stamp and views, then the path.
         cur.execute(_VIEWS, (session_id,) * 4)
@@ -172,13 +169,7 @@ class RawSqlite(Traced):
             cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
         else:
             cur.execute(_PATH_TO_ID, (session_id, leaf_id, session_id, session_id))
-        rows = chain(cur.fetchall())
-        parents = [None, *(r[0] for r in rows)]
-        path = [
-            (r[0], p, r[1], loads(r[2]), loads(r[3]) if r[3] else {}, parse(r[4]))
-            for r, p in zip(rows, parents, strict=False)
-        ]
-        return path
+        return path_messages(cur.fetchall(), datetime.fromisoformat)
 
     def prepare_search(self) -> None:
         """The raw design's index: a plain FTS5 table of the same stemmed tokens (rowid =
