@@ -129,5 +129,7 @@ def test_encoded_reads_share_the_cached_rows(session):
     session.append_message(user_msg("héllo", metadata={"lang": "fr", "n": [1, 2.5]}))
     plain = session.get_history()
     encoded = session.get_history(encoded=True)
+    again, count = _queries(lambda: session.get_history(encoded=True))
+    assert count == 1 and [m.id for m in again] == [m.id for m in encoded]
     assert orjson.loads(orjson.dumps(encoded[0].parts)) == plain[0].parts
     assert orjson.loads(orjson.dumps(encoded[0].metadata)) == plain[0].metadata
