@@ -373,8 +373,15 @@ except ImportError:  # pragma: no cover - psycopg is installed with the project
 DIALECTS: dict[str, Dialect] = {"sqlite": Sqlite(), "postgresql": Postgres()}
 
 
+_current: list[Dialect] = []  # the database is chosen once per process, at settings time
+
+
 def current() -> Dialect:
+    if _current:
+        return _current[0]
     try:
-        return DIALECTS[connection.vendor]
+        dialect = DIALECTS[connection.vendor]
     except KeyError:  # pragma: no cover - settings allow only these two
         raise RuntimeError(f"Arbor supports SQLite and PostgreSQL, not {connection.vendor}") from None
+    _current.append(dialect)
+    return dialect

@@ -241,12 +241,13 @@ class ChannelsSink:
 
     def _store(self, event: Event) -> int | None:
         from . import dialects  # (imported late: dialects imports the storage)
+        from .storage import hot
 
-        vendor = connection.vendor
-        with connection.cursor() as cur:
-            cur.execute(INSERT_EVENT[vendor], insert_event_params(
-                vendor, event.session_id, event.type, _json(event.data),
-                dialects.current().db_datetime(datetime.now(UTC))))
+        d = dialects.current()
+        with hot.cursor() as cur:
+            cur.execute(INSERT_EVENT[d.vendor], insert_event_params(
+                d.vendor, event.session_id, event.type, _json(event.data),
+                d.db_datetime(datetime.now(UTC))))
             row = cur.fetchone()
             if row is None:
                 return None

@@ -22,7 +22,7 @@ from memory_core.search import index_tokens
 
 from .. import dialects
 from ..dialects import Dialect
-from . import sql
+from . import hot, sql
 from .paths import find, leaf
 from .rows import MessageRow, message_scope
 
@@ -171,7 +171,7 @@ class Messages:
         self, session_id: str, new: NewMessage, *, parent_id: str | None,
         if_latest: str | None = None, upsert: bool = False, root: bool = False,
     ) -> Message:
-        with write_transaction(), connection.cursor() as cur:
+        with write_transaction(), hot.cursor() as cur:
             agent_id = lock(cur, session_id)
             message, _ = self._append_locked(
                 cur, session_id, agent_id, new, parent_id=parent_id, if_latest=if_latest,
@@ -184,7 +184,7 @@ class Messages:
         root: bool = False,
     ) -> list[Message]:
         out: list[Message] = []
-        with write_transaction(), connection.cursor() as cur:
+        with write_transaction(), hot.cursor() as cur:
             agent_id = lock(cur, session_id)
             parent, made = parent_id, False
             for i, new in enumerate(messages):

@@ -18,7 +18,7 @@ from memory_core.search import SearchHit
 from memory_core.tree import Compaction, TreeRow, tree_rows
 
 from .. import dialects, models
-from . import path_cache, sql
+from . import hot, path_cache, sql
 from .overlays import read_stamped_views, read_views
 
 
@@ -162,7 +162,7 @@ class Paths:
     ) -> tuple[list[Message], list[Compaction], dict[tuple[str, str], Any]]:
         vendor = connection.vendor
         cache = path_cache.paths if path_cache.PathCache.usable() else None
-        with connection.cursor() as cur:
+        with hot.cursor() as cur:
             dialects.current().fast_reads(cur)
             if cache is None:
                 rows = _read_path(cur, vendor, session_id, leaf_id)
@@ -234,7 +234,7 @@ class Paths:
         if not terms:
             return []
         d = dialects.current()
-        with connection.cursor() as cur:
+        with hot.cursor() as cur:
             d.fast_reads(cur)
             rows = d.search(cur, agent_id=agent_id, session_id=session_id,
                             exclude_session_id=exclude_session_id if session_id is None else None,
