@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -182,8 +183,9 @@ class Session(ContextMethods):
 
         encoded=True is for serving the path as JSON with orjson: stored messages keep
         their parts and metadata as the stored JSON text (orjson.Fragment) and created_at
-        may stay ISO 8601 text, not decoded only to be encoded again. Raises NotFound for
-        an unknown leaf.
+        may stay ISO 8601 text, not decoded only to be encoded again; when no overlay
+        applies, the result may be an EncodedPath whose `json` is the whole path, encoded.
+        Raises NotFound for an unknown leaf.
         """
         leaf = optional_id(leaf_id, "leaf_id")
         path, overlays, unloaded = self.storage.path(
@@ -193,7 +195,10 @@ class Session(ContextMethods):
             return path
         if unloaded and encoded:  # hiding unloaded skills reads the parts
             path, overlays, unloaded = self.storage.path(self.id, leaf, with_overlays=True)
-        return apply_overlays(hide_unloaded_skills(path, unloaded), overlays)
+        shown = apply_overlays(hide_unloaded_skills(path, unloaded), overlays)
+        if encoded and len(shown) == len(path) and all(map(operator.is_, shown, path)):
+            return path  # no overlay applies: the path as read, with any JSON it carries
+        return shown
 
     def get_latest_leaf(self) -> Message | None:
         return self.storage.latest_leaf(self.id)

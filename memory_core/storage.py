@@ -20,6 +20,18 @@ from .tree import Compaction, PathPage, TreeRow
 DEFAULT_STORAGE = "sessions_app.storage.OrmStorage"
 
 
+class EncodedPath(list[Message]):
+    """An encoded path (`path(..., encoded=True)`) as stored, with `json`: the JSON array
+    of its messages in Message.to_dict's shape, when the storage keeps one (else None).
+    It describes the list as returned: a caller that changes the list drops it."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, messages: Any = (), json: bytes | None = None) -> None:
+        super().__init__(messages)
+        self.json = json
+
+
 class StoredPrompt(Protocol):
     text: str
     sections: dict[str, str]
@@ -179,7 +191,8 @@ class SessionStorage(ContextStorage, Protocol):
         in one more, the session's overlays (oldest first) and its unloaded skills
         ((label, key) -> unloaded_at). encoded: parts and metadata stay the stored JSON,
         as orjson.Fragment, for a response that splices them in, and created_at may be
-        its ISO 8601 text. Raises NotFound for an unknown leaf."""
+        its ISO 8601 text; the path may come as an EncodedPath carrying its whole JSON.
+        Raises NotFound for an unknown leaf."""
 
     def path_length(self, session_id: str, leaf_id: str | None) -> int: ...
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from django.http import HttpRequest
 from ninja import Router
 from ninja.responses import Status
@@ -12,7 +13,8 @@ from ninja.responses import Status
 from memory_core import Message, NotFound
 
 from ..access import session_for
-from .render import json_response
+from ..storage.paths import message_dicts
+from .render import dumps, json_response
 from .schemas import (
     AppendIn,
     BatchIn,
@@ -107,11 +109,10 @@ def get_history(
     """The path from the root to leaf_id (default: the latest leaf), oldest first, with
     compaction overlays applied unless raw."""
     history = session_for(request.auth, session_id).get_history(leaf_id, raw, encoded=True)
-    # Message.to_dict's shape, with the stored JSON spliced in and orjson writing times.
-    # (Unpacked: Message's own __getitem__, for m["id"], is Python-level.)
-    messages = [{"id": i, "parent_id": p, "role": r, "parts": parts, "metadata": meta,
-                 "created_at": at} for i, p, r, parts, meta, at in history]
-    return json_response({"leaf_id": leaf_id or _leaf_of(history), "messages": messages})
+    # A path kept by the path cache comes with its JSON; others are encoded here.
+    encoded = getattr(history, "json", None) or dumps(message_dicts(history))
+    return json_response({"leaf_id": leaf_id or _leaf_of(history),
+                          "messages": orjson.Fragment(encoded)})
 
 
 @router.get(S + "/leaf", response={200: LeafOut, **errors(404)})

@@ -36,11 +36,12 @@ class Entry:
     """A kept path: the stamp it was read under, its rows, their size, and the encoded
     messages built from them (set by the first encoded read)."""
 
-    __slots__ = ("stamp", "rows", "size", "encoded")
+    __slots__ = ("stamp", "rows", "size", "encoded", "json")
 
     def __init__(self, stamp: Any, rows: list[Any], size: int) -> None:
         self.stamp, self.rows, self.size = stamp, rows, size
         self.encoded: list[Any] | None = None
+        self.json: bytes | None = None  # the encoded messages as one JSON array
 
 
 class PathCache:
@@ -91,6 +92,19 @@ class PathCache:
             while self._bytes > limit:
                 self._drop(next(iter(self._paths)))
         return entry
+
+    def add_json(self, key: Key, entry: Entry, json: bytes) -> None:
+        """Keep the path's JSON with it, counted in the bound (kept only while the entry
+        is: a write or an eviction since it was read drops both)."""
+        entry.json = json
+        with self._lock:
+            if self._paths.get(key) is not entry:
+                return
+            entry.size += len(json)
+            self._bytes += len(json)
+            limit = self.limit()
+            while self._bytes > limit:
+                self._drop(next(iter(self._paths)))
 
     def clear(self) -> None:
         with self._lock:

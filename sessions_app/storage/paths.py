@@ -15,6 +15,7 @@ from django.db import connection
 from memory_core.errors import NotFound
 from memory_core.messages import Message, project_text
 from memory_core.search import SearchHit
+from memory_core.storage import EncodedPath
 from memory_core.tree import Compaction, TreeRow, tree_rows
 
 from .. import dialects, models
@@ -106,6 +107,21 @@ def _encoded(rows: list[Any]) -> list[Message]:
 _EMPTY = orjson.Fragment("{}")
 
 
+def message_dicts(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Message.to_dict's shape for orjson: encoded messages splice their stored JSON in.
+    (Unpacked: Message's own __getitem__, for m["id"], is Python-level.)"""
+    return [{"id": i, "parent_id": p, "role": r, "parts": parts, "metadata": meta,
+             "created_at": at} for i, p, r, parts, meta, at in messages]
+
+
+def _path_json(messages: Sequence[Message]) -> bytes | None:
+    """The JSON array of a kept encoded path (stored JSON is valid UTF-8; None if not)."""
+    try:
+        return orjson.dumps(message_dicts(messages))
+    except orjson.JSONEncodeError:
+        return None
+
+
 def _read_path(cur: Any, vendor: str, session_id: str, leaf_id: str | None) -> list[Any]:
     """The sql.path_read rows of the path to `leaf_id` (None: the latest leaf), checked
     to be one chain of parent pointers."""
@@ -179,7 +195,9 @@ class Paths:
         if encoded and cache is not None and entry is not None:
             if entry.encoded is None:
                 entry.encoded = _encoded(rows)
-            path = list(entry.encoded)
+            if entry.json is None and (json := _path_json(entry.encoded)) is not None:
+                cache.add_json(key, entry, json)
+            path = EncodedPath(entry.encoded, entry.json)
         else:
             with _no_gc():
                 path = (_encoded(rows) if encoded

@@ -133,3 +133,26 @@ def test_encoded_reads_share_the_cached_rows(session):
     assert count == 1 and [m.id for m in again] == [m.id for m in encoded]
     assert orjson.loads(orjson.dumps(encoded[0].parts)) == plain[0].parts
     assert orjson.loads(orjson.dumps(encoded[0].metadata)) == plain[0].metadata
+
+
+def test_a_kept_encoded_path_carries_its_json_until_an_overlay_applies(session):
+    import orjson
+
+    ids = [session.append_message(user_msg(f"m{i}", metadata={"i": i})).id for i in range(4)]
+    expected = [m.to_dict() for m in session.get_history()]
+    session.get_history(encoded=True)  # kept, with its JSON
+    again = session.get_history(encoded=True)
+    assert orjson.loads(again.json) == expected
+    assert orjson.loads(session.get_history(raw=True, encoded=True).json) == expected
+    session.add_compaction("the first three", ids[0], ids[2])
+    shown = session.get_history(encoded=True)  # a summary replaces three: no carried JSON
+    assert getattr(shown, "json", None) is None and len(shown) == 2
+    assert orjson.loads(session.get_history(raw=True, encoded=True).json) == expected
+
+
+def test_the_carried_json_counts_toward_the_bound(session):
+    session.append_message(user_msg("x" * 1000))
+    session.get_history()
+    before = path_cache.paths._bytes
+    session.get_history(encoded=True)
+    assert path_cache.paths._bytes > before + 1000
