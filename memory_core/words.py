@@ -150,11 +150,21 @@ def stem_variants(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+_APOSTROPHES = frozenset("'\u2019\u02bc`\u00b4")
+
+
+def _elided(text: str, start: int, end: int) -> bool:
+    """A word joined to its neighbour by an apostrophe (the s of what's, the l of
+    l'appartement); alone, the same letters are words (vitamin D, plan B)."""
+    return (start > 0 and text[start - 1] in _APOSTROPHES) or (
+        end < len(text) and text[end] in _APOSTROPHES)
+
+
 def query_concepts(query: str) -> list[tuple[str, ...]]:
     """The words of a natural-language query as search concepts: each a tuple of stems
     (stem_variants) or one CJK bigram, in order, at most MAX_QUERY_TERMS terms in all.
     Stop words (QUERY_STOP_WORDS) are dropped unless nothing else is left; FRAGMENTS
-    (what's, we'll, l'appartement, c'est) never count. Tokenising stops once enough are
+    joined by an apostrophe (what's, we'll, l'appartement, c'est) never count. Tokenising stops once enough are
     found, so any length is cheap."""
     if not isinstance(query, str):
         return []
@@ -163,8 +173,11 @@ def query_concepts(query: str) -> list[tuple[str, ...]]:
     seen: set[str] = set()
     seen_stop: set[str] = set()
     count = 0
-    for word, spaceless in _iter_words(query[:MAX_QUERY_SCAN_CHARS]):
-        if not spaceless and word in FRAGMENTS:
+    normal = _normalise(query[:MAX_QUERY_SCAN_CHARS])
+    for match in _TOKEN.finditer(normal):
+        spaceless = match.group(1) is not None
+        word = match.group(0)
+        if not spaceless and word in FRAGMENTS and _elided(normal, match.start(), match.end()):
             continue
         is_stop = not spaceless and word in QUERY_STOP_WORDS
         if is_stop:

@@ -133,7 +133,7 @@ SYNTAX_WORDS: dict[str, str] = {
     "syntax_quotes_or": "deploy or migration",
     "syntax_star_near": "deploy migration NEAR lock 2",
     "syntax_column_brackets": "host gw eu 3 and health or check",
-    "syntax_unbalanced": "what s the host s status unbalanced",
+    "syntax_unbalanced": "what the host status unbalanced",
     "syntax_emoji": "deploy NEAR 3 health",
     "syntax_operators_only": "and or not",
 }

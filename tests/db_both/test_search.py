@@ -206,7 +206,7 @@ SYNTAX_QUERIES = [
     ("(deploy OR) AND (migration", "deploy or and migration"),
     ("[deploy] {migration} ^start", "deploy migration start"),
     ("deploy & migration | !lock <-> plan:*", "deploy migration lock plan"),
-    ("what's the deploy's \"status", "what s the deploy s status"),
+    ("what's the deploy's \"status", "what the deploy status"),
     ("'; DROP TABLE arbor_message; --", "DROP TABLE arbor_message"),
     ("\\deploy\\ 'migration'", "deploy migration"),
     ("🚀 deploy 🔥 migration ✅", "deploy migration"),

@@ -180,6 +180,21 @@ def test_other_single_letters_and_digits_stay_words():
     assert query_terms("plan B for the R package, 3 x") == ["plan", "b", "r", "packag", "3", "x"]
 
 
+def test_fragment_letters_standing_alone_are_words():
+    assert query_terms("vitamin D dose") == ["vitamin", "d", "dose"]
+    assert query_terms("the T cell count, grade C") == ["t", "cell", "count", "grade", "c"]
+    assert query_terms("rock ’n’ roll") == ["rock", "roll"]
+    assert query_terms("D’Artagnan’s sword") == ["artagnan", "sword"]
+
+
+def test_a_lone_fragment_letter_finds_its_message(manager):
+    session = manager.get_session(manager.create("vitamins").id)
+    session.append_message(user_msg("I take vitamin C every morning"))
+    session.append_message(user_msg("The doctor said my vitamin D is low"))
+    hits = session.search("vitamin D")
+    assert hits and "vitamin D" in hits[0].content
+
+
 def test_stem_variants_are_one_query_word():
     assert query_concepts("is she allergic to nuts?") == [("allerg", "allergi"), ("nut",)]
     assert query_concepts("any allergies?") == [("allergi", "allerg")]
@@ -189,7 +204,7 @@ def test_stem_variants_are_one_query_word():
 
 def test_a_query_of_only_fragments_searches_nothing(session):
     session.append_message(user_msg("it's what's left"))
-    assert query_terms("'s 're 'll 've t d m") == []
+    assert query_terms("'s 're 'll 've 't 'd 'm") == []
     assert session.search("'s 're 'll") == []
 
 
