@@ -131,6 +131,19 @@ def matched_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
     return frozenset(index_tokens(text)) & terms
 
 
+def _read(text: str, terms: frozenset[str], starts: frozenset[str]) -> tuple[frozenset[str], bool]:
+    """matched_terms(text, terms) and _may_correct(text), from one pass over the words of
+    an ASCII text (`starts`: the terms' first two letters, as _candidates takes them)."""
+    text = text[:COVERAGE_SCAN_CHARS]
+    if not text.isascii():
+        return matched_terms(text, terms), _may_correct(text)
+    words = _PLAIN_WORD.findall(text.lower())
+    found = frozenset(stem for w in words
+                      if (w[:2] in starts or w[:1] in starts)
+                      and (stem := _stem(w[:MAX_TOKEN_CHARS])) in terms)
+    return found, not _CUE_KEYS.isdisjoint(words)
+
+
 def sum_masks(masks: Iterable[int]) -> int:
     """The union of bit masks."""
     out = 0
@@ -155,10 +168,13 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
        (corrected_terms) marks the older one `superseded_by` it and moves just above it.
     """
     terms = frozenset(t for c in concepts for t in c)
+    starts = frozenset(t[:2] for t in terms if t.isascii())
     covered = []
+    cued = []
     for hit in hits:
-        found = matched_terms(hit.content, terms)
+        found, cue = _read(hit.content, terms, starts)
         covered.append(frozenset(i for i, c in enumerate(concepts) if found.intersection(c)))
+        cued.append(cue)
     order = list(range(len(hits)))
     if any(len(c) > 1 for c in concepts):  # variants: the database's all-terms tier is off
         everything = frozenset(range(len(concepts)))
@@ -202,7 +218,7 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
         return sum_masks(mask[j] for j in by_session[hits[new].session_id]
                          if hits[j].created_at > since)
     # Hits that may read as corrections: a cue's key word somewhere (a quick test).
-    maybe = [i for i, _ in kept if mask[i] and _may_correct(hits[i].content)]
+    maybe = [i for i, _ in kept if mask[i] and cued[i]]
     superseded: dict[int, int] = {}
     position = {i: p for p, (i, _) in enumerate(kept)}
     for old, _n in kept[:limit] if maybe else ():  # only shown hits can be superseded

@@ -258,3 +258,19 @@ def test_re_ranking_adds_no_query(manager, session):
         agent_id=manager.agent_id, session_id=None, terms=terms, limit=40))
     assert count(lambda: manager.search("what's the rent now?")) == word_ranking
     assert count(lambda: session.search("rent")) == word_ranking
+
+
+def test_the_one_pass_read_of_a_hit_agrees_with_its_two_tests():
+    """rerank reads each candidate once (_read); it must find what matched_terms and
+    _may_correct find, on ASCII and other texts alike."""
+    from benchmarks.corpus import Corpus
+    from memory_core.rerank import _may_correct, _read, matched_terms
+
+    texts = [p["text"] for m in Corpus().conversation(400) for p in m["parts"]]
+    texts += ["Actually the D train moved", "Update: it's now 5", "vitamin d, T-cells_x",
+              "Die Miete ist jetzt höher", "改为周五", "don't stop; x"]
+    for query in ("deploy schedule d", "rent landlord", "vitamin D train", "t cell miete"):
+        terms = frozenset(query_terms(query))
+        starts = frozenset(t[:2] for t in terms if t.isascii())
+        for text in texts:
+            assert _read(text, terms, starts) == (matched_terms(text, terms), _may_correct(text))
