@@ -47,6 +47,16 @@ def session(manager):
 
 
 @pytest.fixture
+def empty_path_cache():
+    """The process's path cache (storage/path_cache.py) empty before and after a test."""
+    from sessions_app.storage import path_cache
+
+    path_cache.paths.clear()
+    yield
+    path_cache.paths.clear()
+
+
+@pytest.fixture
 def vendor() -> str:
     return connection.vendor
 

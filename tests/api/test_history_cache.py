@@ -7,18 +7,11 @@ from __future__ import annotations
 import pytest
 
 from memory_core import SessionManager
-from sessions_app.storage import path_cache
 from tests.api.conftest import append, ok
 from tests.conftest import assistant_msg, user_msg
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    path_cache.paths.clear()
-    yield
-    path_cache.paths.clear()
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("empty_path_cache")]
 
 
 def _engine_dicts(agent_id, session_id, **kw):

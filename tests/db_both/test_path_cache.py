@@ -11,14 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from sessions_app.storage import path_cache
 from tests.conftest import assistant_msg, user_msg
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    path_cache.paths.clear()
-    yield
-    path_cache.paths.clear()
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("empty_path_cache")]
 
 
 def _queries(read):
