@@ -13,6 +13,7 @@ they see is every statement, as before.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,13 +22,17 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connections
 
 _QMARK: dict[str, str] = {}
+_PLACEHOLDER = re.compile(r"(?<!%)%s")  # as Django's SQLite backend converts them
+_MAX_STATEMENTS = 1_000  # the storage has a few dozen; a bound all the same
 
 
 def _qmark(query: str) -> str:
     """Django's `%s` placeholders as sqlite3's `?` (and `%%` as `%`), converted once."""
     converted = _QMARK.get(query)
     if converted is None:
-        converted = _QMARK[query] = query.replace("%s", "?").replace("%%", "%")
+        if len(_QMARK) >= _MAX_STATEMENTS:
+            _QMARK.clear()
+        converted = _QMARK[query] = _PLACEHOLDER.sub("?", query).replace("%%", "%")
     return converted
 
 

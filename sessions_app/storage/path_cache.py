@@ -96,8 +96,10 @@ class PathCache:
     def add_json(self, key: Key, entry: Entry, json: bytes) -> None:
         """Keep the path's JSON with it, counted in the bound (kept only while the entry
         is: a write or an eviction since it was read drops both)."""
-        entry.json = json
         with self._lock:
+            if entry.json is not None:  # another thread's read kept it first
+                return
+            entry.json = json
             if self._paths.get(key) is not entry:
                 return
             entry.size += len(json)

@@ -55,3 +55,8 @@ def test_a_broken_transaction_refuses_further_statements(session):
         transaction.set_rollback(True)
         with pytest.raises(TransactionManagementError), hot.cursor():
             pass
+
+
+def test_placeholders_convert_as_djangos_do():
+    assert hot._qmark("SELECT %s, '%%s', '100%%' WHERE a LIKE 'x%%'") == (
+        "SELECT ?, '%s', '100%' WHERE a LIKE 'x%'")
