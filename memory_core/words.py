@@ -155,9 +155,11 @@ _APOSTROPHES = frozenset("'\u2019\u02bc`\u00b4")
 
 def _elided(text: str, start: int, end: int) -> bool:
     """A word joined to its neighbour by an apostrophe (the s of what's, the l of
-    l'appartement); alone, the same letters are words (vitamin D, plan B)."""
-    return (start > 0 and text[start - 1] in _APOSTROPHES) or (
-        end < len(text) and text[end] in _APOSTROPHES)
+    l'appartement) or between two hyphens (the t of a-t-elle); alone, the same letters
+    are words (vitamin D, plan B, T-cell)."""
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    return before in _APOSTROPHES or after in _APOSTROPHES or before == after == "-"
 
 
 def query_concepts(query: str) -> list[tuple[str, ...]]:

@@ -185,6 +185,9 @@ def test_fragment_letters_standing_alone_are_words():
     assert query_terms("the T cell count, grade C") == ["t", "cell", "count", "grade", "c"]
     assert query_terms("rock ’n’ roll") == ["rock", "roll"]
     assert query_terms("D’Artagnan’s sword") == ["artagnan", "sword"]
+    assert query_terms("L'utilisatrice a-t-elle des allergies ?") == [
+        "utilisatric", "allergi", "allerg"]
+    assert query_terms("T-cell count") == ["t", "cell", "count"]
 
 
 def test_a_lone_fragment_letter_finds_its_message(manager):
