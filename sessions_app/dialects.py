@@ -108,14 +108,10 @@ def _fts5_search(
     words = fulltext.quoted(terms)
     rank = f"bm25({fts}, 1.0, 0.0)"  # the scope column weighs nothing
     order = f"{rank}, f.rowid DESC"
-    scope = f"scope : {fulltext.quoted([scope])[0]}"
-    match = f'{scope} AND body : ({" OR ".join(words)})'
-    if exclude is not None:  # any id is text here, quotes included
-        match = f'({match}) NOT scope : {fulltext.quoted([exclude])[0]}'
-    params: list[Any] = [match]
+    params: list[Any] = [fulltext.fts5_match(words, "OR", scope, exclude)]
     if len(terms) > 1:
         order = f"(f.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)) DESC, " + order
-        params.append(f'{scope} AND body : ({" AND ".join(words)})')
+        params.append(fulltext.fts5_match(words, "AND", scope))
     params.append(limit)
     alias = source.split()[-1]
     cur.execute(
@@ -243,9 +239,7 @@ def _pg_bm25(
     every matching row."""
     quoted = fulltext.tsquery_terms(terms)
     alias = table.split()[-1]
-    match = f"{fulltext.tsquery_terms([scope])[0]} & ({' | '.join(quoted)})"
-    if exclude is not None:  # any id is text here, quotes included
-        match = f"!{fulltext.tsquery_terms([exclude])[0]} & {match}"
+    match = fulltext.tsquery_match(f"({' | '.join(quoted)})", scope, exclude)
     cur.execute(
         f"""
         WITH stats AS MATERIALIZED ({stats}

@@ -47,6 +47,28 @@ def tsquery_terms(terms: Sequence[str]) -> list[str]:
     return ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms]
 
 
+# Scope tokens come from ids, which an importer chooses: each is quoted as text, so no
+# character of an id can act as query syntax (tests/db_both/test_search_scope_ids.py).
+
+def fts5_match(words: Sequence[str], joiner: str, scope: str | None,
+               exclude: str | None = None) -> str:
+    """An FTS5 match of the quoted `words` joined by OR or AND, in the rows holding the
+    `scope` token (any row when None), less those holding the `exclude` token."""
+    match = f'body : ({f" {joiner} ".join(words)})'
+    if scope is not None:
+        match = f"scope : {quoted([scope])[0]} AND {match}"
+    if exclude is not None:
+        match = f"({match}) NOT scope : {quoted([exclude])[0]}"
+    return match
+
+
+def tsquery_match(wanted: str, scope: str, exclude: str | None = None) -> str:
+    """A tsquery of `wanted` in the rows holding the `scope` token, less those holding
+    the `exclude` token."""
+    match = f"{tsquery_terms([scope])[0]} & {wanted}"
+    return match if exclude is None else f"!{tsquery_terms([exclude])[0]} & {match}"
+
+
 # --- SQLite ------------------------------------------------------------------------
 
 _AGENT_RANGE = (f"WITH k(lo, hi) AS (SELECT key << {sql.FTS_SHIFT}, "
@@ -60,18 +82,15 @@ def sqlite_messages(
 ) -> list[tuple[Any, ...]]:
     """(message_id, session_id, role, parts, created_at, score) best first."""
     words = quoted(terms)
-    # Quoted: a session id (chosen by an importer) may hold any character.
-    scope = (f"scope : {quoted([session_token(session_id)])[0]} AND "
-             if session_id is not None else "")
-    match = f'{scope}body : ({" OR ".join(words)})'
-    if exclude_session_id is not None:  # any id is text here, quotes included
-        match = f"({match}) NOT scope : {quoted([session_token(exclude_session_id)])[0]}"
+    scope = session_token(session_id) if session_id is not None else None
+    exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
+    match = fts5_match(words, "OR", scope, exclude)
     params: list[Any] = [agent_id]
     whole = "1"
     if len(terms) > 1:
         whole = ("f.rowid IN (SELECT a.rowid FROM arbor_message_fts a, k "
                  "WHERE arbor_message_fts MATCH %s AND a.rowid BETWEEN k.lo AND k.hi)")
-        params.append(f'{scope}body : ({" AND ".join(words)})')
+        params.append(fts5_match(words, "AND", scope))
     params += [match, limit]
     cur.execute(
         f"""{_AGENT_RANGE}
@@ -176,9 +195,8 @@ def postgres_messages(
         else:
             source, source_params = "arbor_message m", []
             scope = session_token(session_id) if session_id is not None else agent_token(agent_id)
-            match = f"{tsquery_terms([scope])[0]} & {wanted}"
-            if exclude_session_id is not None:
-                match = f"!{tsquery_terms([session_token(exclude_session_id)])[0]} & {match}"
+            match = tsquery_match(wanted, scope, session_token(exclude_session_id)
+                                  if exclude_session_id is not None else None)
         return _scored(source, "m.search_vector @@ %s::tsquery"), [
             len(terms), *source_params, avgdl, list(terms), list(terms), [idf[t] for t in terms],
             match, limit]
