@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 
 from .search import SearchHit
-from .words import MAX_TOKEN_CHARS, _candidates, _normalise, _stem, index_tokens
+from .words import MAX_TOKEN_CHARS, _normalise, _stem, index_tokens
 
 CANDIDATE_FLOOR = 20  # re-ranking looks at this many word-ranked hits at least ...
 CANDIDATE_FACTOR = 1  # ... or limit times this, up to MAX_CANDIDATES (more costs Postgres most)
@@ -118,30 +119,36 @@ def candidate_window(limit: int) -> int:
     return min(MAX_CANDIDATES, max(CANDIDATE_FLOOR, limit * CANDIDATE_FACTOR))
 
 
+@lru_cache(maxsize=256)
+def _starts(terms: frozenset[str]) -> frozenset[str]:
+    """The first two letters of the ASCII terms: Snowball English never changes a word's
+    first two letters, so only words starting like a term need stemming."""
+    return frozenset(t[:2] for t in terms if t.isascii())
+
+
+def _terms_among(words: list[str], terms: frozenset[str]) -> frozenset[str]:
+    """The `terms` among the stems of lower-cased ASCII words."""
+    starts = _starts(terms)
+    return frozenset(stem for w in words
+                     if (w[:2] in starts or w[:1] in starts)
+                     and (stem := _stem(w[:MAX_TOKEN_CHARS])) in terms)
+
+
 def matched_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
     """The `terms` the index files `text` under (read from its first COVERAGE_SCAN_CHARS)."""
     text = text[:COVERAGE_SCAN_CHARS]
     if text.isascii():
-        pattern = _candidates(terms)
-        if pattern is None:
-            return frozenset()
-        return frozenset(
-            stem for m in pattern.finditer(text)
-            if (stem := _stem(m.group(0)[:MAX_TOKEN_CHARS].lower())) in terms)
+        return _terms_among(_PLAIN_WORD.findall(text.lower()), terms)
     return frozenset(index_tokens(text)) & terms
 
 
-def _read(text: str, terms: frozenset[str], starts: frozenset[str]) -> tuple[frozenset[str], bool]:
-    """matched_terms(text, terms) and _may_correct(text), from one pass over the words of
-    an ASCII text (`starts`: the terms' first two letters, as _candidates takes them)."""
+def _read(text: str, terms: frozenset[str]) -> tuple[frozenset[str], bool]:
+    """matched_terms(text, terms) and _may_correct(text), an ASCII text's words read once."""
     text = text[:COVERAGE_SCAN_CHARS]
     if not text.isascii():
         return matched_terms(text, terms), _may_correct(text)
     words = _PLAIN_WORD.findall(text.lower())
-    found = frozenset(stem for w in words
-                      if (w[:2] in starts or w[:1] in starts)
-                      and (stem := _stem(w[:MAX_TOKEN_CHARS])) in terms)
-    return found, not _CUE_KEYS.isdisjoint(words)
+    return _terms_among(words, terms), not _CUE_KEYS.isdisjoint(words)
 
 
 def sum_masks(masks: Iterable[int]) -> int:
@@ -168,11 +175,10 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
        (corrected_terms) marks the older one `superseded_by` it and moves just above it.
     """
     terms = frozenset(t for c in concepts for t in c)
-    starts = frozenset(t[:2] for t in terms if t.isascii())
     covered = []
     cued = []
     for hit in hits:
-        found, cue = _read(hit.content, terms, starts)
+        found, cue = _read(hit.content, terms)
         covered.append(frozenset(i for i, c in enumerate(concepts) if found.intersection(c)))
         cued.append(cue)
     order = list(range(len(hits)))

@@ -264,16 +264,18 @@ def test_re_ranking_adds_no_query(manager, session):
 
 
 def test_the_one_pass_read_of_a_hit_agrees_with_its_two_tests():
-    """rerank reads each candidate once (_read); it must find what matched_terms and
-    _may_correct find, on ASCII and other texts alike."""
+    """rerank reads each candidate once (_read): the terms it finds are those the index
+    files the text under, and its cue test is _may_correct's, on ASCII and other texts."""
     from benchmarks.corpus import Corpus
-    from memory_core.rerank import _may_correct, _read, matched_terms
+    from memory_core.rerank import COVERAGE_SCAN_CHARS, _may_correct, _read, matched_terms
+    from memory_core.words import index_tokens
 
     texts = [p["text"] for m in Corpus().conversation(400) for p in m["parts"]]
     texts += ["Actually the D train moved", "Update: it's now 5", "vitamin d, T-cells_x",
               "Die Miete ist jetzt höher", "改为周五", "don't stop; x"]
     for query in ("deploy schedule d", "rent landlord", "vitamin D train", "t cell miete"):
         terms = frozenset(query_terms(query))
-        starts = frozenset(t[:2] for t in terms if t.isascii())
         for text in texts:
-            assert _read(text, terms, starts) == (matched_terms(text, terms), _may_correct(text))
+            indexed = frozenset(index_tokens(text[:COVERAGE_SCAN_CHARS])) & terms
+            assert _read(text, terms) == (indexed, _may_correct(text))
+            assert matched_terms(text, terms) == indexed
