@@ -166,8 +166,9 @@ def query_concepts(query: str) -> list[tuple[str, ...]]:
     """The words of a natural-language query as search concepts: each a tuple of stems
     (stem_variants) or one CJK bigram, in order, at most MAX_QUERY_TERMS terms in all.
     Stop words (QUERY_STOP_WORDS) are dropped unless nothing else is left; FRAGMENTS
-    joined by an apostrophe (what's, we'll, l'appartement, c'est) never count. Tokenising stops once enough are
-    found, so any length is cheap."""
+    never count when elided (what's, we'll, l'appartement, a-t-elle), though a lone
+    letter does (vitamin D). Tokenising stops once enough are found, so any length is
+    cheap."""
     if not isinstance(query, str):
         return []
     concepts: list[tuple[str, ...]] = []

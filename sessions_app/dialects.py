@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, Protocol
 
 from django.db import connection
@@ -367,15 +368,9 @@ except ImportError:  # pragma: no cover - psycopg is installed with the project
 DIALECTS: dict[str, Dialect] = {"sqlite": Sqlite(), "postgresql": Postgres()}
 
 
-_current: list[Dialect] = []  # the database is chosen once per process, at settings time
-
-
+@cache  # the database is chosen once per process, at settings time
 def current() -> Dialect:
-    if _current:
-        return _current[0]
     try:
-        dialect = DIALECTS[connection.vendor]
+        return DIALECTS[connection.vendor]
     except KeyError:  # pragma: no cover - settings allow only these two
         raise RuntimeError(f"Arbor supports SQLite and PostgreSQL, not {connection.vendor}") from None
-    _current.append(dialect)
-    return dialect

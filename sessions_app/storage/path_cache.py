@@ -88,9 +88,7 @@ class PathCache:
         with self._lock:
             self._drop(key)
             self._paths[key] = entry
-            self._bytes += size
-            while self._bytes > limit:
-                self._drop(next(iter(self._paths)))
+            self._grow(size, limit)
         return entry
 
     def add_json(self, key: Key, entry: Entry, json: bytes) -> None:
@@ -100,18 +98,21 @@ class PathCache:
             if entry.json is not None:  # another thread's read kept it first
                 return
             entry.json = json
-            if self._paths.get(key) is not entry:
-                return
-            entry.size += len(json)
-            self._bytes += len(json)
-            limit = self.limit()
-            while self._bytes > limit:
-                self._drop(next(iter(self._paths)))
+            if self._paths.get(key) is entry:
+                entry.size += len(json)
+                self._grow(len(json), self.limit())
 
     def clear(self) -> None:
         with self._lock:
             self._paths.clear()
             self._bytes = 0
+
+    def _grow(self, size: int, limit: int) -> None:
+        """Count `size` more bytes, then drop the least recently used paths past the
+        bound (under the lock)."""
+        self._bytes += size
+        while self._bytes > limit:
+            self._drop(next(iter(self._paths)))
 
     def _drop(self, key: Key) -> None:
         found = self._paths.pop(key, None)
