@@ -23,6 +23,23 @@ def test_the_driver_cursor_is_used_when_nobody_counts_queries(session):
         assert cur.fetchone() == (1, "two")
 
 
+def test_an_append_and_a_read_run_their_statements_on_the_driver_cursor(session, monkeypatch):
+    session.append_message(user_msg("connect first"))
+    through_django: list[str] = []
+    wrapped = CursorWrapper.execute
+
+    def execute(self, sql, params=None):
+        through_django.append(sql)
+        return wrapped(self, sql, params)
+
+    monkeypatch.setattr(CursorWrapper, "execute", execute)
+    session.append_message(user_msg("second"))
+    assert [m.text for m in session.get_history()] == ["connect first", "second"]
+    assert session.search("second")
+    # Only the transaction's own BEGIN (SQLite) goes through Django's wrapper.
+    assert [s for s in through_django if "arbor_" in s] == []
+
+
 def test_counted_queries_go_through_django_and_see_every_statement(session):
     session.append_message(user_msg("first"))
     with CaptureQueriesContext(connection) as captured:

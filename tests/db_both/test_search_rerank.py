@@ -192,10 +192,12 @@ def test_fragment_letters_standing_alone_are_words():
 
 def test_a_lone_fragment_letter_finds_its_message(manager):
     session = manager.get_session(manager.create("vitamins").id)
-    session.append_message(user_msg("I take vitamin C every morning"))
+    # The D message is older and longer: on "vitamin" alone, C would rank first.
     session.append_message(user_msg("The doctor said my vitamin D is low"))
+    session.append_message(user_msg("I take vitamin C every morning"))
     hits = session.search("vitamin D")
-    assert hits and "vitamin D" in hits[0].content
+    assert [h.content for h in hits][:1] == ["The doctor said my vitamin D is low"]
+    assert session.search("vitamin")[0].content == "I take vitamin C every morning"
 
 
 def test_stem_variants_are_one_query_word():
