@@ -84,7 +84,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         # busy_timeout instead of failing with "database is locked" on upgrade.
         "transaction_mode": "IMMEDIATE",
         "timeout": 30,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+        # auto_vacuum takes effect in a new file only (before its first table): freed
+        # pages are then given back to the file system by `incremental_vacuum` runs.
+        "init_command": "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; "
+        "PRAGMA synchronous=NORMAL; "
         "PRAGMA foreign_keys=ON; PRAGMA busy_timeout=30000",
     }
     # A file, not shared-cache memory: threads in tests need real WAL locking.

@@ -254,6 +254,7 @@ class ChannelsSink:
             seq = int(row[0])
             if seq % PRUNE_EVERY == 0 and seq > retention():
                 cur.execute(PRUNE, [event.session_id, seq - retention()])
+                d.give_back_free_pages(cur)
         return seq
 
 

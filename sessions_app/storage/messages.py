@@ -262,8 +262,9 @@ class Messages:
                 cur.execute(
                     f"DELETE FROM arbor_compaction WHERE seq IN ({drop_marks})", list(dropped)
                 )
-            dialects.current().count(cur, session_id, messages=-len(rows),
-                                     tokens=-sum(r[4] for r in rows))
+            d = dialects.current()
+            d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[4] for r in rows))
+            d.give_back_free_pages(cur)
             return len(rows)
 
     def _touched_overlays(self, cur: Any, session_id: str, doomed_ids: set[str]) -> list[int]:
@@ -290,6 +291,7 @@ class Messages:
             delete_rows(cur, session_id)
             cur.execute(sql.DELETE_SKILL_STATES, [session_id])
             cur.execute(sql.ZERO_COUNTS, [dialects.current().db_datetime(now()), session_id])
+            dialects.current().give_back_free_pages(cur)
 
     def copy_path(
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,

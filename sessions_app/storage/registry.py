@@ -14,7 +14,7 @@ from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL, strip_nul
 from memory_core.messages import SessionInfo, now
 from memory_core.snapshot import SessionSnapshot
 
-from .. import models
+from .. import dialects, models
 from .context import ContextRows
 from .messages import Messages, delete_rows
 from .paths import Paths
@@ -102,6 +102,8 @@ class Registry:
             models.Session.objects.filter(parent_session_id=session_id).update(parent_session=None)
             # Blocks, values, entries, prompt and skill states cascade from the row.
             models.Session.objects.filter(id=session_id).delete()
+            with connection.cursor() as cur:
+                dialects.current().give_back_free_pages(cur)
         return True
 
     def add_usage(
