@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app import events
+from sessions_app.sqlite_functions import search_body
 from sessions_app.storage import sql
 
 from .baseline import (
@@ -111,7 +112,7 @@ class RawSqlite(Traced):
         agent_id = cur.fetchone()[0]
         cur.execute(_INSERT, (
             session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
-            role, parts, metadata, len(tokens), _stamp(created),
+            role, parts, metadata, len(tokens), _stamp(created), None,
         ))
         seq = cur.fetchone()[0]
         scope = f"{session_token(session_id)} {agent_token(agent_id)}"
@@ -182,9 +183,12 @@ class RawSqlite(Traced):
         self.conn.execute("DROP TABLE IF EXISTS raw_search")
         self.conn.execute("CREATE VIRTUAL TABLE raw_search USING fts5(body, session, "
                           "tokenize='ascii')")
-        rows = self.conn.execute(
-            f"SELECT rowid & {sql.FTS_SEQ} AS seq, body, substr(scope, 1, instr(scope, ' ') - 1) "
-            "FROM arbor_message_fts ORDER BY seq").fetchall()
+        # Arbor's index keeps no bodies: they are rebuilt from the messages, as its
+        # triggers do.
+        rows = [(seq, search_body(parts, extra), session_token(session_id))
+                for seq, parts, extra, session_id in self.conn.execute(
+                    "SELECT seq, parts, search_extra, session_id FROM arbor_message "
+                    "ORDER BY seq")]
         for start in range(0, len(rows), LOAD_BATCH):
             self.conn.execute("BEGIN")
             self.conn.executemany("INSERT INTO raw_search (rowid, body, session) VALUES (?, ?, ?)",

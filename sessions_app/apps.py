@@ -7,9 +7,10 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import engine_config, wal
+        from . import engine_config, sqlite_functions, wal
         from .checks import require_fts5
 
         require_fts5()
         engine_config.install()
         wal.install()
+        sqlite_functions.install()

@@ -177,25 +177,19 @@ class Sqlite:
                  for r in rows])
 
     def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
-        key = (f"(SELECT k.key << {sql.FTS_SHIFT} FROM arbor_message m "
-               "JOIN arbor_session s ON s.id = m.session_id "
-               "JOIN arbor_search_key k ON k.agent_id = s.agent_id WHERE m.seq = %s)")
-        cur.execute(f"DELETE FROM arbor_message_fts WHERE rowid = {key} | %s", [seq, seq])
-        cur.execute("INSERT INTO arbor_message_fts(rowid, body, scope) "
-                    f"VALUES ({key} | %s, %s, %s)", [seq, seq, " ".join(tokens), " ".join(scope)])
+        return None  # the UPDATE's trigger did it (migration 0014), from parts and search_extra
 
     def copy_index(
         self, cur: Any, *, source_session: str, target_session: str, scope: Sequence[str]
     ) -> None:
+        # The index keeps no bodies (contentless): each copy's is rebuilt from its row,
+        # which carries the source's search_extra.
         cur.execute(
             f"""INSERT INTO arbor_message_fts(rowid, body, scope)
-               SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | t.seq, f.body, %s
-               FROM arbor_message t
-               JOIN arbor_message s ON s.session_id = %s AND s.message_id = t.message_id
-               JOIN arbor_message_fts f
-                 ON f.rowid = ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | s.seq
-               WHERE t.session_id = %s""",
-            [target_session, " ".join(scope), source_session, source_session, target_session],
+               SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | t.seq,
+                      arbor_search_body(t.parts, t.search_extra), %s
+               FROM arbor_message t WHERE t.session_id = %s""",
+            [target_session, " ".join(scope), target_session],
         )
 
     def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:

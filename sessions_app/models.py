@@ -139,6 +139,9 @@ class Message(models.Model):
     parts = models.TextField(default="[]")  # JSON text, returned as stored
     metadata = models.TextField(default="{}")  # JSON text
     search_len = models.IntegerField(default=0)  # indexed tokens, for BM25 on Postgres
+    # Index tokens beyond the text's (a tool result's call name and input), space-joined;
+    # with the parts they rebuild the row's search body (sessions_app.sqlite_functions).
+    search_extra = models.TextField(null=True, blank=True)
     created_at = models.DateTimeField()
 
     class Meta:

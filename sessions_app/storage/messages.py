@@ -76,17 +76,22 @@ def _call_context(cur: Any, parent_seq: int | None, call_ids: Sequence[str]) -> 
     return " ".join(found[c] for c in call_ids if c in found)
 
 
-def _tokens(cur: Any, new: NewMessage, parent_seq: int | None) -> list[str]:
-    """Index tokens: the text, plus for tool results their call's name and input."""
+def _tokens(cur: Any, new: NewMessage, parent_seq: int | None) -> tuple[list[str], str | None]:
+    """Index tokens: the text's, plus for tool results their call's name and input; and
+    those extra tokens space-joined (the row's search_extra), or None."""
     tokens = index_tokens(new.text)
     call_ids = new.tool_result_ids()
     context = _call_context(cur, parent_seq, call_ids) if call_ids else ""
-    return tokens + index_tokens(context) if context else tokens
+    return _with_extra(tokens, index_tokens(context) if context else [])
+
+
+def _with_extra(tokens: list[str], extra: list[str]) -> tuple[list[str], str | None]:
+    return (tokens + extra, " ".join(extra)) if extra else (tokens, None)
 
 
 def _row(
     d: Dialect, session_id: str, message: Message, parent_seq: int | None,
-    tokens: Sequence[str], search_len: int | None = None,
+    tokens: Sequence[str], extra: str | None, search_len: int | None = None,
 ) -> MessageRow:
     return MessageRow(
         session_id=session_id, message_id=message.id, parent_seq=parent_seq,
@@ -94,7 +99,7 @@ def _row(
         parts=orjson.dumps(message.parts).decode(),
         metadata=orjson.dumps(message.metadata).decode(),
         created_at=d.db_datetime(message.created_at), tokens=tokens,
-        search_len=len(tokens) if search_len is None else search_len,
+        search_len=len(tokens) if search_len is None else search_len, search_extra=extra,
     )
 
 
@@ -122,12 +127,12 @@ class Messages:
         """The one single-row insert (row, index rows, counters)."""
         d = dialects.current()
         message = new.to_message(parent[1] if parent else None)
-        tokens = _tokens(cur, new, parent[0] if parent else None)
+        tokens, extra = _tokens(cur, new, parent[0] if parent else None)
         row = MessageRow(
             session_id=session_id, message_id=new.id, parent_seq=parent[0] if parent else None,
             parent_message_id=message.parent_id, role=new.role, parts=new.parts_json,
             metadata=new.metadata_json, created_at=d.db_datetime(new.created_at),
-            tokens=tokens, search_len=len(tokens),
+            tokens=tokens, search_len=len(tokens), search_extra=extra,
         )
         d.insert_message(cur, row, agent_id)
         return message
@@ -203,11 +208,12 @@ class Messages:
         its call's name and input in the index)."""
         cur.execute("SELECT search_len, parent_seq FROM arbor_message WHERE seq = %s", [seq])
         old_len, parent_seq = cur.fetchone()
-        tokens = _tokens(cur, new, parent_seq)
+        tokens, extra = _tokens(cur, new, parent_seq)
+        # (SQLite: a trigger re-indexes the row from its new parts and search_extra.)
         cur.execute(
             "UPDATE arbor_message SET role = %s, parts = %s, metadata = %s, "
-            "search_len = %s WHERE seq = %s",
-            [new.role, new.parts_json, new.metadata_json, len(tokens), seq],
+            "search_len = %s, search_extra = %s WHERE seq = %s",
+            [new.role, new.parts_json, new.metadata_json, len(tokens), extra, seq],
         )
         d = dialects.current()
         agent_id = d.count(cur, session_id, messages=0, tokens=len(tokens) - old_len)
@@ -303,13 +309,17 @@ class Messages:
         d = dialects.current()
         with transaction.atomic(), connection.cursor() as cur:
             if index_from is not None:
-                cur.execute("SELECT message_id, search_len FROM arbor_message "
+                cur.execute("SELECT message_id, search_len, search_extra FROM arbor_message "
                             "WHERE session_id = %s", [index_from])
-                lengths = dict(cur.fetchall())
-                rows = [_row(d, session_id, m, None, (), lengths.get(m.id, 0)) for m in messages]
+                indexed = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
+                rows = []
+                for m in messages:
+                    length, extra = indexed.get(m.id, (0, None))
+                    rows.append(_row(d, session_id, m, None, (), extra, length))
             else:
-                rows = [_row(d, session_id, m, None, tokens)
-                        for m, tokens in zip(messages, _chain_tokens(messages), strict=True)]
+                rows = [_row(d, session_id, m, None, tokens, extra)
+                        for m, (tokens, extra) in zip(messages, _chain_tokens(messages),
+                                                      strict=True)]
             scope = message_scope(session_id, agent_id)
             d.insert_messages(cur, rows, None if index_from is not None else scope)
             cur.execute(sql.LINK_PARENTS, [session_id])
@@ -320,7 +330,7 @@ class Messages:
             d.count(cur, session_id, messages=len(rows), tokens=sum(r.search_len for r in rows))
 
 
-def _chain_tokens(messages: Sequence[Message]) -> list[list[str]]:
+def _chain_tokens(messages: Sequence[Message]) -> list[tuple[list[str], str | None]]:
     """Index tokens of messages given parents first, as an append would make them: tool
     results carry their call's name and input, found among their nearest ancestors."""
     by_id = {m.id: m for m in messages}
@@ -338,5 +348,5 @@ def _chain_tokens(messages: Sequence[Message]) -> list[list[str]]:
                 found.setdefault(call_id, words)
             ancestor = by_id.get(ancestor.parent_id) if ancestor.parent_id else None
         context = " ".join(found[c] for c in call_ids if c in found)
-        out.append(tokens + index_tokens(context) if context else tokens)
+        out.append(_with_extra(tokens, index_tokens(context) if context else []))
     return out

@@ -29,7 +29,8 @@ def message_scope(session_id: str, agent_id: str) -> tuple[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class MessageRow:
-    """One arbor_message row to write, with its index tokens (search_len counts them)."""
+    """One arbor_message row to write, with its index tokens (search_len counts them):
+    the text's, then `search_extra`'s."""
 
     session_id: str
     message_id: str
@@ -41,8 +42,9 @@ class MessageRow:
     created_at: Any  # already in the database's form (db_datetime)
     tokens: Sequence[str]
     search_len: int
+    search_extra: str | None = None  # the tokens past the text's, space-joined
 
     def values(self) -> list[Any]:
         return [self.session_id, self.message_id, self.parent_seq, self.parent_message_id,
                 self.role, self.parts, self.metadata, self.search_len,
-                self.created_at]
+                self.created_at, self.search_extra]

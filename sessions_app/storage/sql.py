@@ -39,12 +39,12 @@ MARK_BRANCHED = """UPDATE arbor_session SET branched = EXISTS (
                    WHERE id = %s"""
 
 INSERT_COLUMNS = ("session_id, message_id, parent_seq, parent_message_id, role, parts, "
-                  "metadata, search_len, created_at")
+                  "metadata, search_len, created_at, search_extra")
 INSERT_MESSAGE = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}) "
-                  "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq")
+                  "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq")
 INSERT_MESSAGE_WITH_VECTOR = (
     f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq")
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq")
 # Postgres: the row, its search vector and the session's counters in one statement.
 INSERT_COUNTED = (
     "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
