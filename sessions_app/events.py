@@ -246,7 +246,7 @@ class ChannelsSink:
         d = dialects.current()
         with hot.cursor() as cur:
             cur.execute(INSERT_EVENT[d.vendor], insert_event_params(
-                d.vendor, event.session_id, event.type, _json(event.data),
+                d.vendor, event.session_id, event.type, _json(_by_reference(event)),
                 d.db_datetime(datetime.now(UTC))))
             row = cur.fetchone()
             if row is None:
@@ -258,6 +258,20 @@ class ChannelsSink:
         return seq
 
 
+# Message events name their message in the outbox rather than copy it (an append would
+# store its content twice); `events_after` reads the messages back as they are then.
+BY_REFERENCE = frozenset({"message.appended", "message.updated"})
+REFERENCE = "message_ref"
+
+
+def _by_reference(event: Event) -> Any:
+    message = event.data.get("message") if event.type in BY_REFERENCE else None
+    if not isinstance(message, dict) or not isinstance(message.get("id"), str):
+        return event.data
+    rest = {k: v for k, v in event.data.items() if k != "message"}
+    return {REFERENCE: message["id"], **rest}
+
+
 def _json(data: Any) -> str:
     return orjson.dumps(data, default=str).decode()
 
@@ -266,6 +280,7 @@ def events_after(session_id: str, after_seq: int) -> list[dict[str, Any]] | None
     """The stored frames of a session with seq > after_seq, in seq order; None when some
     of them are gone (pruned past the retention, or the session itself): resync."""
     from .models import Session, SessionEvent
+    from .storage.paths import find
 
     last = Session.objects.filter(id=session_id).values_list("event_seq", flat=True).first()
     if last is None:
@@ -276,5 +291,15 @@ def events_after(session_id: str, after_seq: int) -> list[dict[str, Any]] | None
                 .order_by("seq").values_list("seq", "type", "data"))
     if not rows or rows[0][0] != max(after_seq, 0) + 1:
         return None
+    named = {d[REFERENCE] for _, t, d in rows if t in BY_REFERENCE and REFERENCE in d}
+    if named:
+        with connection.cursor() as cur:
+            found = find(cur, session_id, sorted(named))
+        if len(found) < len(named):
+            return None  # a message since deleted: re-read the history instead
+        rows = [(seq, t, {"message": found[d[REFERENCE]][1].to_dict(),
+                          **{k: v for k, v in d.items() if k != REFERENCE}})
+                if t in BY_REFERENCE and REFERENCE in d else (seq, t, d)
+                for seq, t, d in rows]
     return [{"type": type_, "session_id": session_id, "seq": seq, "data": data}
             for seq, type_, data in rows]

@@ -79,6 +79,40 @@ def test_events_after_in_order_and_resync_past_retention(session):
 
 
 @pytest.mark.django_db
+def test_replayed_message_events_equal_the_published_frames(
+        session, published, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        a = session.append_message(user_msg("first"))
+        b = session.append_message(assistant_msg("second", metadata={"model": "m1"}))
+        session.append_message(user_msg("a branch"), parent_id=a.id)
+        session.update_message({"id": a.id, "role": "user",
+                                "parts": [{"type": "text", "text": "first, edited"}]})
+    replayed = events_after(session.id, 0)
+    assert replayed is not None
+    # The outbox names the message; the replay reads it back, as it is now.
+    edited = session.get_message(a.id).to_dict()
+    expected = [f if f["data"].get("message", {}).get("id") != a.id
+                else {**f, "data": {**f["data"], "message": edited}} for f in published]
+    assert replayed[0]["type"] == "session.status"  # (made with the session, before)
+    assert replayed[1:] == expected
+    assert [f["data"]["message"]["id"] for f in replayed
+            if f["type"] == "message.appended"][1] == b.id
+    rows = SessionEvent.objects.filter(session_id=session.id, type="message.appended")
+    assert all("message" not in r.data and r.data["message_ref"] for r in rows)
+
+
+@pytest.mark.django_db
+def test_a_replay_naming_a_deleted_message_resyncs(session):
+    a = session.append_message(user_msg("kept"))
+    b = session.append_message(user_msg("deleted later"))
+    session.delete_messages([b.id])
+    assert events_after(session.id, 0) is None  # re-read the history instead
+    later = events_after(session.id, 3)  # past b's append: only the deletion
+    assert later is not None and [f["type"] for f in later] == ["messages.deleted"]
+    assert session.get_history()[-1].id == a.id
+
+
+@pytest.mark.django_db
 @override_settings(ARBOR_EVENT_RETENTION=150)
 def test_old_events_are_pruned_and_resume_past_them_resyncs(session, monkeypatch):
     monkeypatch.setattr(sink_module, "PRUNE_EVERY", 50)
