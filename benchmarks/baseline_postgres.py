@@ -63,7 +63,8 @@ _REFERENCE = f"""
         SELECT term, greatest(ln((stats.n - df + 0.5) / (df + 0.5)), 1e-6) AS idf
         FROM terms, stats
     )
-    SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, s.score
+    SELECT m.message_id, (SELECT id FROM arbor_session WHERE key = m.session_key),
+           m.role, m.parts, m.created_at, s.score
     FROM arbor_message m
     CROSS JOIN stats
     CROSS JOIN LATERAL (
@@ -183,8 +184,7 @@ class RawPostgres(Traced):
                 cur.execute(_LEAF, (session_id,))
             else:
                 cur.execute(
-                    "SELECT seq, message_id FROM arbor_message "
-                    "WHERE session_id = %s AND message_id = %s",
+                    f"SELECT seq, message_id FROM arbor_message WHERE {sql.ID_ANCHOR}",
                     (session_id, parent_id),
                 )
             parent = cur.fetchone()
@@ -222,10 +222,12 @@ class RawPostgres(Traced):
         query = f"({words})" if scope is None else f"'{scope}' & ({words})"
         with self._cursor() as cur:
             cur.execute(
-                "SELECT message_id, session_id, role, parts, created_at, "
+                "SELECT h.message_id, s.id, h.role, h.parts, h.created_at, h.r FROM ("
+                "SELECT message_id, session_key, role, parts, created_at, seq, "
                 "ts_rank(search_vector, q) AS r "
                 "FROM arbor_message, CAST(%s AS tsquery) AS q WHERE search_vector @@ q "
-                "ORDER BY r DESC, seq DESC LIMIT %s",
+                "ORDER BY r DESC, seq DESC LIMIT %s) h "
+                "JOIN arbor_session s ON s.key = h.session_key ORDER BY h.r DESC, h.seq DESC",
                 (query, limit),
             )
             return with_text(cur.fetchall())

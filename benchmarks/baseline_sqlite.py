@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app import events
-from sessions_app.sqlite_functions import search_body
+from sessions_app.sqlite_index import search_body
 from sessions_app.storage import sql
 
 from .baseline import (
@@ -43,6 +43,7 @@ _INDEX = sql.INSERT_FTS.replace("%s", "?")
 # The event each append emits: its outbox row, numbered by the same statement (events.py).
 _INSERT_EVENT = events.INSERT_EVENT["sqlite"].replace("%s", "?")
 _PATH_TO_ID = sql.READ_TO_ID["sqlite"].replace("%s", "?")
+_ID_ANCHOR = sql.ID_ANCHOR.replace("%s", "?")
 _PATH_TO_LATEST = sql.READ_TO_LATEST["sqlite"].replace("%s", "?")
 _MARK_BRANCH_UNDER = sql.MARK_BRANCH_UNDER.replace("%s", "?")
 # Compaction overlays and unloaded skills of the session, read with every path.
@@ -148,7 +149,7 @@ class RawSqlite(Traced):
             cur.execute(_LEAF, (session_id,))
         else:
             cur.execute(
-                "SELECT seq, message_id FROM arbor_message WHERE session_id = ? AND message_id = ?",
+                f"SELECT seq, message_id FROM arbor_message WHERE {_ID_ANCHOR}",
                 (session_id, parent_id),
             )
         parent = cur.fetchone()
@@ -187,8 +188,8 @@ class RawSqlite(Traced):
         # triggers do.
         rows = [(seq, search_body(parts, extra), session_token(session_id))
                 for seq, parts, extra, session_id in self.conn.execute(
-                    "SELECT seq, parts, search_extra, session_id FROM arbor_message "
-                    "ORDER BY seq")]
+                    "SELECT m.seq, m.parts, m.search_extra, s.id FROM arbor_message m "
+                    "JOIN arbor_session s ON s.key = m.session_key ORDER BY m.seq")]
         for start in range(0, len(rows), LOAD_BATCH):
             self.conn.execute("BEGIN")
             self.conn.executemany("INSERT INTO raw_search (rowid, body, session) VALUES (?, ?, ?)",
@@ -202,10 +203,11 @@ class RawSqlite(Traced):
         match = f'body : ({words})' if scope is None else f'session : "{scope}" AND body : ({words})'
         cur = self._cursor()
         cur.execute(
-            """SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, -f.r
+            """SELECT m.message_id, s.id, m.role, m.parts, m.created_at, -f.r
                FROM (SELECT rowid, bm25(raw_search, 1.0, 0.0) AS r FROM raw_search
                      WHERE raw_search MATCH ? ORDER BY r LIMIT ?) f
-               JOIN arbor_message m ON m.seq = f.rowid ORDER BY f.r""",
+               JOIN arbor_message m ON m.seq = f.rowid
+               JOIN arbor_session s ON s.key = m.session_key ORDER BY f.r""",
             (match, limit),
         )
         return with_text(cur.fetchall())
@@ -224,8 +226,9 @@ class RawSqlite(Traced):
         params.append(limit)
         cur = self._cursor()
         cur.execute(
-            f"""SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, -{rank}
+            f"""SELECT m.message_id, s.id, m.role, m.parts, m.created_at, -{rank}
                 FROM arbor_message_fts f JOIN arbor_message m ON m.seq = f.rowid & {sql.FTS_SEQ}
+                JOIN arbor_session s ON s.key = m.session_key
                 WHERE arbor_message_fts MATCH ?
                 ORDER BY {order} LIMIT ?""",
             params,

@@ -7,10 +7,10 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import engine_config, sqlite_functions, wal
+        from . import engine_config, sqlite_index, wal
         from .checks import require_fts5
 
         require_fts5()
         engine_config.install()
         wal.install()
-        sqlite_functions.install()
+        sqlite_index.install()

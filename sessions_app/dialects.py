@@ -172,7 +172,7 @@ class Sqlite:
             cur.executemany(
                 "INSERT INTO arbor_message_fts(rowid, body, scope) "
                 f"SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | seq, %s, %s "
-                "FROM arbor_message WHERE session_id = %s AND message_id = %s",
+                f"FROM arbor_message WHERE {sql.ID_ANCHOR}",
                 [(r.session_id, " ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
                  for r in rows])
 
@@ -188,7 +188,7 @@ class Sqlite:
             f"""INSERT INTO arbor_message_fts(rowid, body, scope)
                SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | t.seq,
                       arbor_search_body(t.parts, t.search_extra), %s
-               FROM arbor_message t WHERE t.session_id = %s""",
+               FROM arbor_message t WHERE t.session_key = {sql.SESSION_KEY}""",
             [target_session, " ".join(scope), target_session],
         )
 
@@ -335,10 +335,11 @@ class Postgres:
         # The source's vectors with the session token swapped (same agent, same words);
         # `scope` is what a fresh row would carry, kept by the agent token already there.
         cur.execute(
-            """UPDATE arbor_message t
+            f"""UPDATE arbor_message t
                SET search_vector = ts_delete(s.search_vector, ARRAY[%s]) || %s::tsvector
                FROM arbor_message s
-               WHERE t.session_id = %s AND s.session_id = %s AND s.message_id = t.message_id""",
+               WHERE t.session_key = {sql.SESSION_KEY} AND s.session_key = {sql.SESSION_KEY}
+                 AND s.message_id = t.message_id""",
             [session_token(source_session), _tsvector([], [session_token(target_session)]),
              target_session,
              source_session],

@@ -94,13 +94,14 @@ def sqlite_messages(
     params += [match, limit]
     cur.execute(
         f"""{_AGENT_RANGE}
-        SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, -f.score
+        SELECT m.message_id, s.id, m.role, m.parts, m.created_at, -f.score
         FROM (SELECT f.rowid AS id, {whole} AS whole,
                      bm25(arbor_message_fts, 1.0, 0.0) AS score
               FROM arbor_message_fts f, k
               WHERE arbor_message_fts MATCH %s AND f.rowid BETWEEN k.lo AND k.hi
               ORDER BY whole DESC, score, id DESC LIMIT %s) f
         JOIN arbor_message m ON m.seq = f.id & {sql.FTS_SEQ}
+        JOIN arbor_session s ON s.key = m.session_key
         ORDER BY f.whole DESC, f.score, f.id DESC""",
         params,
     )
@@ -123,7 +124,7 @@ def _scored(source: str, where: str) -> str:
     Only the query's lexemes are unnested: marked with weight A, then filtered on it (both
     in C), a few entries instead of every word of the message."""
     return f"""
-    SELECT m.message_id, m.session_id, m.role, m.parts, m.created_at, s.score,
+    SELECT m.message_id, m.session_key, m.role, m.parts, m.created_at, s.score,
            s.matched = %s AS whole, m.seq
     FROM {source}
     CROSS JOIN LATERAL (
@@ -153,6 +154,13 @@ _PRUNED = """
     UNION ALL
     SELECT * FROM ({every}) e WHERE NOT (SELECT ok FROM enough)
     ORDER BY whole DESC, score DESC, seq DESC"""
+
+
+# The hits (at most `limit` rows) with their session's id in place of its number.
+_WITH_SESSION_IDS = """
+    SELECT h.message_id, s.id, h.role, h.parts, h.created_at, h.score
+    FROM ({hits}) h JOIN arbor_session s ON s.key = h.session_key
+    ORDER BY h.whole DESC, h.score DESC, h.seq DESC"""
 
 
 def _stats(cur: Any, terms: Sequence[str], session_id: str | None) -> tuple[dict[str, float], int]:
@@ -190,7 +198,8 @@ def postgres_messages(
         wanted = "(" + " | ".join(alternatives) + ")"
         if session_id is not None and session_size <= SMALL_SESSION:
             source, source_params = (
-                "(SELECT * FROM arbor_message WHERE session_id = %s OFFSET 0) m", [session_id])
+                f"(SELECT * FROM arbor_message WHERE session_key = {sql.SESSION_KEY} OFFSET 0) m",
+                [session_id])
             match = wanted
         else:
             source, source_params = "arbor_message m", []
@@ -213,8 +222,8 @@ def postgres_messages(
     if rare and not (session_id is not None and session_size <= SMALL_SESSION):
         first, first_params = statement(rare)
         ceiling = sum(2.2 * idf[t] for t in terms if t not in rare)
-        cur.execute(_PRUNED.format(first=first, every=every),
+        cur.execute(_WITH_SESSION_IDS.format(hits=_PRUNED.format(first=first, every=every)),
                     [*first_params, limit, ceiling, *every_params])
     else:
-        cur.execute(every, every_params)
-    return [r[:6] for r in cur.fetchall()]
+        cur.execute(_WITH_SESSION_IDS.format(hits=every), every_params)
+    return list(cur.fetchall())

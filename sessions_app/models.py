@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import models
+from django.db import connections, models, router, transaction
 
 from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_NAME, MAX_REASON, MAX_ROW_ID_LENGTH
 from memory_core.messages import project_text
@@ -78,6 +78,10 @@ class Session(models.Model):
     branched = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
+    # A small number for the session, given when the row is made and never changed: its
+    # messages name it instead of the 36-character id (every message row and two of its
+    # indexes hold it).
+    key = models.BigIntegerField(unique=True, editable=False)
 
     class Meta:
         db_table = "arbor_session"
@@ -85,6 +89,24 @@ class Session(models.Model):
 
     def __str__(self) -> str:
         return self.name or self.id
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.key is not None:
+            super().save(*args, **kwargs)
+            return
+        using = kwargs.get("using") or router.db_for_write(Session, instance=self)
+        # One transaction takes the number and writes the row (SQLite's is IMMEDIATE:
+        # it holds the write lock from its start, so two writers cannot take the same).
+        with transaction.atomic(using=using), connections[using].cursor() as cur:
+            cur.execute(NEXT_SESSION_KEY[connections[using].vendor])
+            self.key = int(cur.fetchone()[0])
+            super().save(*args, **kwargs)
+
+
+NEXT_SESSION_KEY = {
+    "postgresql": "SELECT nextval('arbor_session_key_seq')",
+    "sqlite": "SELECT coalesce(max(key), 0) + 1 FROM arbor_session",
+}
 
 
 class JSONText(models.TextField):  # type: ignore[type-arg]
@@ -131,7 +153,8 @@ class Message(models.Model):
     """
 
     seq = models.BigAutoField(primary_key=True)
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages", db_index=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages",
+                                db_index=False, to_field="key", db_column="session_key")
     message_id = models.CharField(max_length=MAX_ID_LENGTH)
     parent_seq = models.BigIntegerField(null=True, blank=True)
     parent_message_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
@@ -140,7 +163,7 @@ class Message(models.Model):
     metadata = models.TextField(default="{}")  # JSON text
     search_len = models.IntegerField(default=0)  # indexed tokens, for BM25 on Postgres
     # Index tokens beyond the text's (a tool result's call name and input), space-joined;
-    # with the parts they rebuild the row's search body (sessions_app.sqlite_functions).
+    # with the parts they rebuild the row's search body (sessions_app.sqlite_index).
     search_extra = models.TextField(null=True, blank=True)
     created_at = models.DateTimeField()
 

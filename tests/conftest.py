@@ -68,3 +68,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="PostgreSQL only"))
         if "sqlite_only" in item.keywords and vendor != "sqlite":
             item.add_marker(pytest.mark.skip(reason="SQLite only"))
+
+
+def session_key(session_id: str) -> int:
+    """The number a session's messages name it by (arbor_message.session_key): taken
+    before a delete, it finds any message the delete left behind."""
+    from sessions_app.models import Session
+
+    return Session.objects.get(id=session_id).key

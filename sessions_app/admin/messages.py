@@ -55,8 +55,8 @@ class MessageAdmin(ReadOnlyAdmin):
     @admin.display(description="session")
     def session_link(self, obj: models.Message) -> SafeString:
         return format_html('<a href="{}">{}</a> ({})', reverse(
-            "admin:sessions_app_session_change", args=[quote(obj.session_id)]),
-            obj.session_id, obj.session.name or "unnamed")
+            "admin:sessions_app_session_change", args=[quote(obj.session.id)]),
+            obj.session.id, obj.session.name or "unnamed")
 
     @admin.display(description="parent")
     def parent(self, obj: models.Message) -> SafeString:
@@ -91,7 +91,7 @@ class MessageAdmin(ReadOnlyAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[models.Message]) -> None:
         by_session: dict[tuple[str, str], list[str]] = {}
         for agent_id, session_id, message_id in queryset.values_list(
-            "session__agent_id", "session_id", "message_id"
+            "session__agent_id", "session__id", "message_id"
         ):
             by_session.setdefault((agent_id, session_id), []).append(message_id)
         for (agent_id, session_id), ids in by_session.items():

@@ -6,7 +6,7 @@ row sizes BM25 needs and the rowids stay; the bodies are rebuilt from the messag
 FTS5 needs them again, which is when a row is removed or replaced. That happens in
 triggers on arbor_message (every delete and every edit of a message's parts, by the
 engine, the admin or a cascade), through the SQL function `arbor_search_body`
-(sessions_app.sqlite_functions), from the row's parts and its new `search_extra` column:
+(sessions_app.sqlite_index), from the row's parts and its new `search_extra` column:
 the index tokens past the text's (a tool result's call name and input), which only the
 append that made the row could see.
 

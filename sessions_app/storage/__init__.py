@@ -24,6 +24,7 @@ from django.db import connection
 from memory_core.messages import now
 
 from .. import dialects
+from . import sql
 from .branches import Branches
 from .context import ContextRows
 from .messages import Messages, engine_transaction
@@ -93,13 +94,14 @@ class OrmStorage:
         roots are siblings of each other."""
         with connection.cursor() as cur:
             if message.parent_id is None:
-                cur.execute("SELECT 1 FROM arbor_message WHERE session_id = %s "
+                cur.execute(f"SELECT 1 FROM arbor_message WHERE session_key = {sql.SESSION_KEY} "
                             "AND parent_seq IS NULL AND message_id <> %s LIMIT 1",
                             [session_id, message.id])
                 return cur.fetchone() is not None
             cur.execute(
                 "SELECT 1 FROM arbor_message p JOIN arbor_message c ON c.parent_seq = p.seq "
-                "WHERE p.session_id = %s AND p.message_id = %s AND c.message_id <> %s LIMIT 1",
+                f"WHERE p.session_key = {sql.SESSION_KEY} AND p.message_id = %s "
+                "AND c.message_id <> %s LIMIT 1",
                 [session_id, message.parent_id, message.id])
             return cur.fetchone() is not None
 

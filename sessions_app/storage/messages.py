@@ -107,7 +107,7 @@ def _raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
     # A parent in a sibling session is a conflict; anything else (including another
     # tenant's message) is simply not found, so ids of others leak nothing.
     cur.execute(
-        "SELECT 1 FROM arbor_message m JOIN arbor_session s ON s.id = m.session_id "
+        "SELECT 1 FROM arbor_message m JOIN arbor_session s ON s.key = m.session_key "
         "WHERE m.message_id = %s AND s.id <> %s AND s.agent_id = "
         "(SELECT agent_id FROM arbor_session WHERE id = %s) LIMIT 1",
         [parent_id, session_id, session_id],
@@ -239,7 +239,8 @@ class Messages:
             marks = ", ".join(["%s"] * len(ids))
             cur.execute(
                 f"SELECT seq, message_id, parent_seq, parent_message_id, search_len "
-                f"FROM arbor_message WHERE session_id = %s AND message_id IN ({marks}) "
+                f"FROM arbor_message WHERE session_key = {sql.SESSION_KEY} "
+                f"AND message_id IN ({marks}) "
                 "ORDER BY seq",
                 [session_id, *ids],
             )
@@ -310,7 +311,7 @@ class Messages:
         with transaction.atomic(), connection.cursor() as cur:
             if index_from is not None:
                 cur.execute("SELECT message_id, search_len, search_extra FROM arbor_message "
-                            "WHERE session_id = %s", [index_from])
+                            f"WHERE session_key = {sql.SESSION_KEY}", [index_from])
                 indexed = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
                 rows = []
                 for m in messages:

@@ -163,7 +163,7 @@ class Paths:
                 return [row_message(r) for r in cur.fetchall()]
             cur.execute(
                 f"SELECT {sql.MESSAGE_COLUMNS} FROM arbor_message WHERE parent_seq = "
-                f"(SELECT seq FROM arbor_message WHERE session_id = %s AND message_id = %s) "
+                f"(SELECT seq FROM arbor_message WHERE {sql.ID_ANCHOR}) "
                 f"ORDER BY seq",
                 [session_id, message_id],
             )
@@ -222,7 +222,7 @@ class Paths:
             dialects.current().fast_reads(cur)
             cur.execute(
                 "SELECT message_id, parent_message_id, role, parts, created_at "
-                "FROM arbor_message WHERE session_id = %s ORDER BY seq",
+                f"FROM arbor_message WHERE session_key = {sql.SESSION_KEY} ORDER BY seq",
                 [session_id],
             )
             rows = [(r[0], r[1], r[2], project_text(orjson.loads(r[3])), to_dt(r[4]))
@@ -234,7 +234,7 @@ class Paths:
         with connection.cursor() as cur:
             dialects.current().fast_reads(cur)
             cur.execute(f"SELECT {sql.MESSAGE_COLUMNS} FROM arbor_message "
-                        "WHERE session_id = %s ORDER BY seq", [session_id])
+                        f"WHERE session_key = {sql.SESSION_KEY} ORDER BY seq", [session_id])
             return [row_message(r) for r in cur.fetchall()]
 
     def message_count(self, session_id: str) -> int:

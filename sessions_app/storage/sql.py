@@ -7,12 +7,15 @@ swaps them for `?`. benchmarks/drift.py checks that the baselines run these stat
 from __future__ import annotations
 
 MESSAGE_COLUMNS = "message_id, parent_message_id, role, parts, metadata, created_at"
+# Messages name their session by its number (arbor_session.key, migration 0015); the
+# statements take the session's id and look the number up (one primary-key probe).
+SESSION_KEY = "(SELECT key FROM arbor_session WHERE id = %s)"
 # How far up a tool result looks for its call (split form: call, then results).
 TOOL_CALL_DEPTH = 16
 
-LATEST_LEAF = """
+LATEST_LEAF = f"""
     SELECT m.seq FROM arbor_message m
-    WHERE m.session_id = %s
+    WHERE m.session_key = {SESSION_KEY}
       AND NOT EXISTS (SELECT 1 FROM arbor_message c WHERE c.parent_seq = m.seq)
     ORDER BY m.seq DESC LIMIT 1"""
 LEAF = f"SELECT seq, message_id FROM arbor_message WHERE seq = ({LATEST_LEAF})"
@@ -31,20 +34,20 @@ ZERO_COUNTS = ("UPDATE arbor_session SET updated_at = %s, message_count = 0, sea
 MARK_BRANCH_UNDER = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s AND NOT branched "
                      "AND EXISTS (SELECT 1 FROM arbor_message WHERE parent_seq = %s)")
 MARK_BRANCH_ROOT = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s AND NOT branched "
-                    "AND EXISTS (SELECT 1 FROM arbor_message WHERE session_id = %s)")
+                    f"AND EXISTS (SELECT 1 FROM arbor_message WHERE session_key = {SESSION_KEY})")
 # After a bulk insert (fork, import): whatever shape arrived.
 MARK_BRANCHED = """UPDATE arbor_session SET branched = EXISTS (
-                       SELECT 1 FROM arbor_message m WHERE m.session_id = arbor_session.id
+                       SELECT 1 FROM arbor_message m WHERE m.session_key = arbor_session.key
                        GROUP BY m.parent_seq HAVING count(*) > 1)
                    WHERE id = %s"""
 
-INSERT_COLUMNS = ("session_id, message_id, parent_seq, parent_message_id, role, parts, "
+INSERT_COLUMNS = ("session_key, message_id, parent_seq, parent_message_id, role, parts, "
                   "metadata, search_len, created_at, search_extra")
 INSERT_MESSAGE = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}) "
-                  "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq")
+                  f"VALUES ({SESSION_KEY}, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq")
 INSERT_MESSAGE_WITH_VECTOR = (
     f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq")
+    f"VALUES ({SESSION_KEY}, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq")
 # Postgres: the row, its search vector and the session's counters in one statement.
 INSERT_COUNTED = (
     "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
@@ -60,13 +63,13 @@ SESSION_FTS_KEY = ("(SELECT k.key FROM arbor_session s JOIN arbor_search_key k "
 INSERT_FTS = ("INSERT INTO arbor_message_fts(rowid, body, scope) "
               f"VALUES (({AGENT_FTS_KEY} << {FTS_SHIFT}) | %s, %s, %s)")
 # After a bulk insert (fork, import): parents found by id within the new session.
-LINK_PARENTS = """UPDATE arbor_message SET parent_seq = (
+LINK_PARENTS = f"""UPDATE arbor_message SET parent_seq = (
                        SELECT p.seq FROM arbor_message p
-                       WHERE p.session_id = arbor_message.session_id
+                       WHERE p.session_key = arbor_message.session_key
                          AND p.message_id = arbor_message.parent_message_id)
-                   WHERE session_id = %s AND parent_message_id IS NOT NULL"""
+                   WHERE session_key = {SESSION_KEY} AND parent_message_id IS NOT NULL"""
 
-DELETE_MESSAGES = "DELETE FROM arbor_message WHERE session_id = %s"
+DELETE_MESSAGES = f"DELETE FROM arbor_message WHERE session_key = {SESSION_KEY}"
 DELETE_COMPACTIONS = "DELETE FROM arbor_compaction WHERE session_id = %s"
 DELETE_SKILL_STATES = "DELETE FROM arbor_skill_state WHERE session_id = %s"
 
@@ -74,7 +77,7 @@ DELETE_SKILL_STATES = "DELETE FROM arbor_skill_state WHERE session_id = %s"
 def find_messages(count: int) -> str:
     marks = ", ".join(["%s"] * count)
     return (f"SELECT seq, {MESSAGE_COLUMNS} FROM arbor_message "
-            f"WHERE session_id = %s AND message_id IN ({marks})")
+            f"WHERE session_key = {SESSION_KEY} AND message_id IN ({marks})")
 
 
 _PATH_COLUMNS = ", ".join("m." + c.strip() for c in MESSAGE_COLUMNS.split(","))
@@ -100,7 +103,7 @@ def _path_sql(anchor: str) -> str:
     ORDER BY p.depth DESC"""
 
 
-ID_ANCHOR = "session_id = %s AND message_id = %s"
+ID_ANCHOR = f"session_key = {SESSION_KEY} AND message_id = %s"
 LATEST_ANCHOR = f"seq = ({LATEST_LEAF})"
 PATH_TO_ID = _path_sql(ID_ANCHOR)
 PATH_TO_LATEST = _path_sql(LATEST_ANCHOR)
@@ -130,7 +133,7 @@ def path_read(anchor: str, vendor: str) -> str:
         SELECT m.seq, m.parent_seq FROM path p JOIN arbor_message m ON m.seq = p.parent_seq
     )
     SELECT {cols} FROM arbor_message m
-    WHERE m.session_id = %s AND m.seq <= (SELECT seq FROM anchor)
+    WHERE m.session_key = {SESSION_KEY} AND m.seq <= (SELECT seq FROM anchor)
       AND NOT (SELECT branched FROM shape)
     UNION ALL
     SELECT {cols} FROM path p JOIN arbor_message m ON m.seq = p.seq
@@ -168,7 +171,8 @@ VIEWS = _VIEW_ROWS + " ORDER BY 1, 6, 7"
 # The same, after the session's stamp (path_cache.py): its counters, its largest message
 # seq and updated_at, which every write to its messages moves. Params: the session id 4×.
 STAMPED_VIEWS = f"""SELECT 'a', CAST(message_count AS text), CAST(search_tokens AS text),
-               CAST((SELECT max(seq) FROM arbor_message WHERE session_id = %s) AS text), NULL,
+               CAST((SELECT max(seq) FROM arbor_message WHERE session_key = {SESSION_KEY}) AS text),
+               NULL,
                updated_at, 0
                FROM arbor_session WHERE id = %s
                UNION ALL
@@ -179,11 +183,11 @@ COMPACTIONS = ("SELECT overlay_id, summary, from_message_id, to_message_id, crea
 
 # --- branch navigation (branches.py) -----------------------------------------------
 ROOTS = (f"SELECT {MESSAGE_COLUMNS} FROM arbor_message "
-         "WHERE session_id = %s AND parent_seq IS NULL ORDER BY seq")
+         f"WHERE session_key = {SESSION_KEY} AND parent_seq IS NULL ORDER BY seq")
 # Children come after their parents, so the subtree's last-inserted message is a leaf.
 NEWEST_LEAF_UNDER = f"""
     WITH RECURSIVE sub(seq) AS (
-        SELECT seq FROM arbor_message WHERE session_id = %s AND message_id = %s
+        SELECT seq FROM arbor_message WHERE session_key = {SESSION_KEY} AND message_id = %s
         UNION ALL
         SELECT m.seq FROM sub JOIN arbor_message m ON m.parent_seq = sub.seq
     )
@@ -201,7 +205,7 @@ def path_page(anchor: str) -> str:
         WHERE s.parent_seq IN (SELECT parent_seq FROM path)
         UNION ALL
         SELECT s.seq, s.message_id, s.parent_seq FROM arbor_message s
-        WHERE s.session_id = %s AND s.parent_seq IS NULL
+        WHERE s.session_key = {SESSION_KEY} AND s.parent_seq IS NULL
           AND EXISTS (SELECT 1 FROM path WHERE parent_seq IS NULL)
     ),
     ranked(seq, idx, cnt, prev_id, next_id) AS (

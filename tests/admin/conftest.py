@@ -24,4 +24,4 @@ def change_url(model: str, pk: object) -> str:
 
 
 def message_pk(session, message_id: str) -> int:
-    return models.Message.objects.get(session_id=session.id, message_id=message_id).seq
+    return models.Message.objects.get(session__id=session.id, message_id=message_id).seq

@@ -69,7 +69,7 @@ def test_message_list_filters_by_session_id_without_listing_sessions(admin_clien
     html = response.content.decode()
     assert f'name="session__id__exact" value="{crowd.id}"' in html
     assert "small 7" not in html  # no list of sessions in the sidebar
-    assert {m.session_id for m in response.context["cl"].result_list} == {crowd.id}
+    assert {m.session.id for m in response.context["cl"].result_list} == {crowd.id}
 
 
 def test_large_tables_never_show_a_full_result_count():

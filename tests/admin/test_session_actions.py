@@ -99,7 +99,7 @@ def test_failing_summariser_is_an_error_message_and_changes_nothing(
     monkeypatch.setattr("memory_core.autocompact.default_summarizer", lambda llm=None: broken)
     _long_talk(session)
     history = [m.id for m in session.get_history()]
-    count = models.Message.objects.filter(session_id=session.id).count()
+    count = models.Message.objects.filter(session__id=session.id).count()
     before = _seq(session.id)
     response = admin_client.post(reverse(CHANGELIST), {
         "action": "compact_now", "_selected_action": [session.id]}, follow=True)
@@ -108,7 +108,7 @@ def test_failing_summariser_is_an_error_message_and_changes_nothing(
     assert errors == ["Compacting test failed: summariser failed: summariser down"]
     assert session.get_compactions() == []
     assert [m.id for m in session.get_history()] == history
-    assert models.Message.objects.filter(session_id=session.id).count() == count
+    assert models.Message.objects.filter(session__id=session.id).count() == count
     assert "compaction.failed" in _event_types(session.id, before)  # announced, not hidden
 
 

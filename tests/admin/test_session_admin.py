@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from sessions_app import models
 from tests.admin.conftest import change_url
-from tests.conftest import make_agent, user_msg
+from tests.conftest import make_agent, session_key, user_msg
 
 
 def test_rename_goes_through_the_engine_and_ignores_read_only_fields(
@@ -35,12 +35,13 @@ def test_delete_removes_messages_overlays_and_search_rows(admin_client, manager,
     session.add_compaction("trip", "q", "q")
     assert manager.search("Lisbon")
     url = reverse("admin:sessions_app_session_delete", args=[session.id])
+    key = session_key(session.id)
     confirm = admin_client.get(url)
     assert confirm.status_code == 200 and b"Messages: 1" in confirm.content
     assert admin_client.post(url, {"post": "yes"}).status_code == 302
     assert manager.get(session.id) is None
     assert manager.search("Lisbon") == []
-    assert not models.Message.objects.filter(session_id=session.id).exists()
+    assert not models.Message.objects.filter(session_id=key).exists()
     assert not models.Compaction.objects.filter(session_id=session.id).exists()
 
 
@@ -59,10 +60,11 @@ def test_bulk_delete_action_goes_through_the_engine(admin_client, manager):
 
 def test_agent_delete_removes_its_sessions_and_search_rows(admin_client, agent, manager, session):
     session.append_message(user_msg("Lisbon flights"))
+    key = session_key(session.id)
     url = reverse("admin:sessions_app_agent_delete", args=[agent.id])
     assert admin_client.post(url, {"post": "yes"}).status_code == 302
     assert not models.Agent.objects.filter(id=agent.id).exists()
-    assert not models.Message.objects.filter(session_id=session.id).exists()
+    assert not models.Message.objects.filter(session_id=key).exists()
     assert manager.search("Lisbon") == []
 
 

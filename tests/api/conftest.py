@@ -139,7 +139,7 @@ def stored_state(session_id: str) -> dict[str, Any]:
     """Everything a failed request must leave as it was."""
     row = models.Session.objects.get(id=session_id)
     return {
-        "messages": list(models.Message.objects.filter(session_id=session_id).order_by("seq")
+        "messages": list(models.Message.objects.filter(session__id=session_id).order_by("seq")
                          .values_list("message_id", "parent_message_id", "role", "parts",
                                       "metadata")),
         "compactions": list(models.Compaction.objects.filter(session_id=session_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sessions_app import models
+from tests.conftest import session_key
 
 from .conftest import append, error, ok, user_msg
 
@@ -67,10 +68,11 @@ def test_patch_renames_and_replaces_templates(api, agent_id):
 
 def test_delete_agent_takes_its_sessions_along(api, agent_id, session_id):
     append(api, session_id, user_msg("deploy"))
+    key = session_key(session_id)
     ok(api.delete(f"/agents/{agent_id}"), 204)
     error(api.get(f"/agents/{agent_id}"), 404)
     error(api.get(f"/sessions/{session_id}"), 404)
-    assert not models.Message.objects.filter(session_id=session_id).exists()
+    assert not models.Message.objects.filter(session_id=key).exists()
     error(api.delete(f"/agents/{agent_id}"), 404)
 
 

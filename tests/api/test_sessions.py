@@ -6,6 +6,7 @@ import pytest
 
 from memory_core import SessionManager
 from sessions_app import models
+from tests.conftest import session_key
 
 from .conftest import append, assistant_msg, error, ok, stored_state, user_msg
 
@@ -36,10 +37,11 @@ def test_patch_renames_and_ends(api, session_id):
 
 
 def test_delete_session(api, session_id, conversation):
+    key = session_key(session_id)
     ok(api.delete(f"/sessions/{session_id}"), 204)
     error(api.get(f"/sessions/{session_id}"), 404)
     error(api.delete(f"/sessions/{session_id}"), 404)
-    assert not models.Message.objects.filter(session_id=session_id).exists()
+    assert not models.Message.objects.filter(session_id=key).exists()
 
 
 def test_list_newest_first_with_stable_cursor(api, agent_id):

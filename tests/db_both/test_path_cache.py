@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from sessions_app.storage import path_cache
+from sessions_app.storage import path_cache, sql
 from tests.conftest import assistant_msg, user_msg
 
 pytestmark = [pytest.mark.django_db(transaction=True),
@@ -76,10 +76,10 @@ def test_a_row_written_around_the_engine_is_seen(session):
     last = session.append_message(assistant_msg("two"))
     session.get_history()
     with connection.cursor() as cur:  # an insert that moves no counter: max(seq) moves
-        cur.execute("INSERT INTO arbor_message (session_id, message_id, parent_seq, "
+        cur.execute("INSERT INTO arbor_message (session_key, message_id, parent_seq, "
                     "parent_message_id, role, parts, metadata, search_len, created_at) "
-                    "SELECT session_id, 'raw', seq, message_id, 'user', %s, '{}', 0, created_at "
-                    "FROM arbor_message WHERE session_id = %s AND message_id = %s",
+                    "SELECT session_key, 'raw', seq, message_id, 'user', %s, '{}', 0, created_at "
+                    f"FROM arbor_message WHERE {sql.ID_ANCHOR}",
                     ['[{"type": "text", "text": "three"}]', session.id, last.id])
     assert _texts(session) == ["one", "two", "three"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from memory_core import SessionManager
 from sessions_app import models
 from sessions_app.agents import delete_agent
-from tests.conftest import user_msg
+from tests.conftest import session_key, user_msg
 
 
 def test_delete_agent_sessions_removes_every_session_and_its_search_rows(manager, other_manager):
@@ -22,7 +22,8 @@ def test_delete_agent_sessions_removes_every_session_and_its_search_rows(manager
 def test_delete_agent_removes_the_agent_with_its_sessions(agent, manager):
     agent_id, session = agent.id, manager.create("s")
     manager.append(session.id, user_msg("hello"))
+    key = session_key(session.id)
     assert delete_agent(agent) == 1
     assert not models.Agent.objects.filter(id=agent_id).exists()
-    assert not models.Message.objects.filter(session_id=session.id).exists()
+    assert not models.Message.objects.filter(session_id=key).exists()
     assert SessionManager.for_agent(agent_id).list() == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core import Conflict, InvalidInput, NotFound, SessionManager
-from tests.conftest import assistant_msg, user_msg
+from tests.conftest import assistant_msg, session_key, user_msg
 
 
 def test_create_get_list_rename(manager):
@@ -55,12 +55,13 @@ def test_delete_cascades_and_spares_other_sessions(manager):
     ids = [m.id for m in manager.append_all(s1.id, [user_msg("apple pie"), user_msg("banana")])]
     manager.add_compaction(s1.id, "sum", ids[0], ids[1])
     manager.append(s2.id, user_msg("apple tart"))
+    key = session_key(s1.id)
     manager.delete(s1.id)
     with pytest.raises(NotFound):
         manager.get_history(s1.id)
     assert [h.session_id for h in manager.search("apple")] == [s2.id]
     from sessions_app.models import Compaction, Message
-    assert not Message.objects.filter(session_id=s1.id).exists()
+    assert not Message.objects.filter(session_id=key).exists()
     assert not Compaction.objects.filter(session_id=s1.id).exists()
 
 

@@ -1,0 +1,65 @@
+"""Upkeep of SQLite's message index, a contentless FTS5 table (migration 0014): it keeps
+the tokens' index but not the bodies, so removing or replacing a row means handing FTS5
+the row's body again.
+
+`arbor_search_body(parts, search_extra)`, registered on every SQLite connection Django
+opens, rebuilds a message's body: the index tokens of its parts' text, then its stored
+extra tokens (a tool result's call name and input). Triggers on arbor_message call it
+for every delete and edit, and a fork for its copies. It must give the tokens the write
+indexed: a change to `index_tokens` or `project_text` ships with a migration that
+rebuilds the index. A connection without it (the sqlite3 shell) cannot delete or edit
+messages: the trigger fails and nothing changes.
+
+A flush (tests, `manage.py flush`) may empty arbor_session before arbor_message; the
+triggers then cannot name those rows' scope, so after a flush an index with no messages
+left is emptied whole (`delete-all`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from django.db import connections
+from django.db.backends.signals import connection_created
+from django.db.models.signals import post_migrate
+
+from memory_core.messages import project_text
+from memory_core.words import index_tokens
+
+
+def search_tokens(parts: list[dict[str, Any]] | str, extra: str | None) -> list[str]:
+    """The tokens a message row indexes (parts as stored JSON text, or decoded)."""
+    decoded = orjson.loads(parts) if isinstance(parts, str) else parts
+    tokens = index_tokens(project_text(decoded))
+    return tokens + extra.split() if extra else tokens
+
+
+def search_body(parts: str, extra: str | None) -> str:
+    return " ".join(search_tokens(parts, extra))
+
+
+def _on_connect(sender: Any, connection: Any, **kwargs: Any) -> None:
+    if connection.vendor == "sqlite":
+        connection.connection.create_function("arbor_search_body", 2, search_body,
+                                              deterministic=True)
+
+
+def _after_flush(sender: Any, using: str = "default", **kwargs: Any) -> None:
+    """post_migrate, which a flush sends too: an index left with rows but no messages."""
+    connection = connections[using]
+    if connection.vendor != "sqlite":
+        return
+    with connection.cursor() as cur:
+        cur.execute("SELECT name FROM sqlite_master WHERE name = 'arbor_message_fts'")
+        if cur.fetchone() is None:
+            return
+        cur.execute("SELECT EXISTS (SELECT 1 FROM arbor_message) "
+                    "OR NOT EXISTS (SELECT 1 FROM arbor_message_fts_docsize)")
+        if not cur.fetchone()[0]:
+            cur.execute("INSERT INTO arbor_message_fts(arbor_message_fts) VALUES ('delete-all')")
+
+
+def install() -> None:
+    connection_created.connect(_on_connect, dispatch_uid="arbor-sqlite-functions")
+    post_migrate.connect(_after_flush, dispatch_uid="arbor-sqlite-index-flush")
