@@ -54,13 +54,10 @@ def with_text(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [(*r[:3], project_text(orjson.loads(r[3])), *r[4:]) for r in rows]
 
 
-def appended_event(message: dict[str, Any], prepared: Prepared, parent_id: str | None) -> str:
-    """The outbox row's data of message.appended, as the engine builds it."""
-    mid, role, _, _, _, _, created = prepared
-    return orjson.dumps({"message": {
-        "id": mid, "parent_id": parent_id, "role": role, "parts": message["parts"],
-        "metadata": message.get("metadata") or {}, "created_at": created.isoformat(),
-    }, "parent_id": parent_id}).decode()
+def appended_event(prepared: Prepared, parent_id: str | None) -> str:
+    """The outbox row's data of message.appended, as the sink stores it (the message by
+    reference: sessions_app.events)."""
+    return orjson.dumps({"message_ref": prepared[0], "parent_id": parent_id}).decode()
 
 
 def session_token(session_id: str) -> str:

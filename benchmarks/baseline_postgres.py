@@ -152,8 +152,8 @@ class RawPostgres(Traced):
         mid, role, parts, metadata, _, tokens, created = prepared
         cur.execute(_INSERT, (
             datetime.now(UTC), len(tokens), session_id,  # the counters, in the same statement
-            session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
-            role, parts, metadata, len(tokens), created,
+            session_id, mid, parent[0] if parent else None,
+            role, parts, metadata, len(tokens), created, None,
             _tsvector(tokens, session_id, agent_id),
         ))
         return int(cur.fetchone()[0])
@@ -168,7 +168,7 @@ class RawPostgres(Traced):
             self._insert(cur, session_id, agent_id, parent, prepared)
             cur.execute(_INSERT_EVENT, events.insert_event_params(
                 "postgresql", session_id, "message.appended",
-                appended_event(message, prepared, parent[1] if parent else None),
+                appended_event(prepared, parent[1] if parent else None),
                 datetime.now(UTC),
             ))
             cur.fetchone()  # its seq

@@ -112,7 +112,7 @@ class RawSqlite(Traced):
         cur.execute(_COUNT, (_stamp(datetime.now(UTC)), 1, len(tokens), session_id))
         agent_id = cur.fetchone()[0]
         cur.execute(_INSERT, (
-            session_id, mid, parent[0] if parent else None, parent[1] if parent else None,
+            session_id, mid, parent[0] if parent else None,
             role, parts, metadata, len(tokens), _stamp(created), None,
         ))
         seq = cur.fetchone()[0]
@@ -130,7 +130,7 @@ class RawSqlite(Traced):
             _, mid = self._insert(cur, session_id, parent, message, prepared)
             cur.execute(_INSERT_EVENT, events.insert_event_params(
                 "sqlite", session_id, "message.appended",
-                appended_event(message, prepared, parent[1] if parent else None),
+                appended_event(prepared, parent[1] if parent else None),
                 _stamp(datetime.now(UTC)),
             ))
             cur.fetchone()  # its seq

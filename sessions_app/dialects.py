@@ -53,7 +53,7 @@ class Dialect(Protocol):
     def insert_messages(
         self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
     ) -> None:
-        """Bulk insert (parents linked afterwards by sql.LINK_PARENTS); index rows from
+        """Bulk insert, parents first (each row names its parent by id); index rows from
         each row's tokens, or none when scope is None (they are copied after)."""
 
     def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
@@ -166,8 +166,7 @@ class Sqlite:
     def insert_messages(
         self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
     ) -> None:
-        cur.executemany(sql.INSERT_MESSAGE.removesuffix(" RETURNING seq"),
-                        [r.values() for r in rows])
+        cur.executemany(sql.INSERT_LINKED, [r.linked_values() for r in rows])
         if scope is not None:
             cur.executemany(
                 "INSERT INTO arbor_message_fts(rowid, body, scope) "
@@ -319,11 +318,10 @@ class Postgres:
         self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
     ) -> None:
         if scope is None:  # the column's empty default until copy_index fills it
-            cur.executemany(sql.INSERT_MESSAGE.removesuffix(" RETURNING seq"),
-                            [r.values() for r in rows])
+            cur.executemany(sql.INSERT_LINKED, [r.linked_values() for r in rows])
             return
-        cur.executemany(sql.INSERT_MESSAGE_WITH_VECTOR.removesuffix(" RETURNING seq"),
-                        [[*r.values(), _tsvector(r.tokens, scope)] for r in rows])
+        cur.executemany(sql.INSERT_LINKED_WITH_VECTOR,
+                        [[*r.linked_values(), _tsvector(r.tokens, scope)] for r in rows])
 
     def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
         cur.execute("UPDATE arbor_message SET search_vector = %s::tsvector WHERE seq = %s",

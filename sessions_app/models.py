@@ -149,7 +149,8 @@ class Message(models.Model):
 
     `seq` is the insertion order and the parent pointer (`parent_seq`) walked by the
     path CTE; a parent always has a lower seq than its children, so no cycle can form.
-    `parent_message_id` repeats the parent's public id so reads need no join.
+    The parent's public id is not stored again: a path read takes it from the row
+    before, other reads from the parent's row.
     """
 
     seq = models.BigAutoField(primary_key=True)
@@ -157,7 +158,6 @@ class Message(models.Model):
                                 db_index=False, to_field="key", db_column="session_key")
     message_id = models.CharField(max_length=MAX_ID_LENGTH)
     parent_seq = models.BigIntegerField(null=True, blank=True)
-    parent_message_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
     role = models.CharField(max_length=16)
     parts = models.TextField(default="[]")  # JSON text, returned as stored
     metadata = models.TextField(default="{}")  # JSON text

@@ -62,8 +62,10 @@ class MessageAdmin(ReadOnlyAdmin):
     def parent(self, obj: models.Message) -> SafeString:
         if obj.parent_seq is None:
             return format_html("{}", "none (a root)")
+        parent_id = models.Message.objects.filter(seq=obj.parent_seq).values_list(
+            "message_id", flat=True).first()
         return format_html('<a href="{}">{}</a>', reverse(
-            "admin:sessions_app_message_change", args=[obj.parent_seq]), obj.parent_message_id)
+            "admin:sessions_app_message_change", args=[obj.parent_seq]), parent_id)
 
     @admin.display(description="text")
     def text_preview(self, obj: models.Message) -> str:

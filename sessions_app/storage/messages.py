@@ -95,7 +95,7 @@ def _row(
 ) -> MessageRow:
     return MessageRow(
         session_id=session_id, message_id=message.id, parent_seq=parent_seq,
-        parent_message_id=message.parent_id, role=message.role,
+        parent_id=message.parent_id, role=message.role,
         parts=orjson.dumps(message.parts).decode(),
         metadata=orjson.dumps(message.metadata).decode(),
         created_at=d.db_datetime(message.created_at), tokens=tokens,
@@ -130,7 +130,7 @@ class Messages:
         tokens, extra = _tokens(cur, new, parent[0] if parent else None)
         row = MessageRow(
             session_id=session_id, message_id=new.id, parent_seq=parent[0] if parent else None,
-            parent_message_id=message.parent_id, role=new.role, parts=new.parts_json,
+            parent_id=message.parent_id, role=new.role, parts=new.parts_json,
             metadata=new.metadata_json, created_at=d.db_datetime(new.created_at),
             tokens=tokens, search_len=len(tokens), search_extra=extra,
         )
@@ -238,7 +238,7 @@ class Messages:
             lock(cur, session_id)
             marks = ", ".join(["%s"] * len(ids))
             cur.execute(
-                f"SELECT seq, message_id, parent_seq, parent_message_id, search_len "
+                f"SELECT seq, message_id, parent_seq, search_len "
                 f"FROM arbor_message WHERE session_key = {sql.SESSION_KEY} "
                 f"AND message_id IN ({marks}) "
                 "ORDER BY seq",
@@ -247,21 +247,18 @@ class Messages:
             rows = cur.fetchall()
             if not rows:
                 return 0
-            doomed = {r[0]: (r[2], r[3]) for r in rows}
+            doomed = {r[0]: r[2] for r in rows}
             dropped = self._touched_overlays(cur, session_id, {r[1] for r in rows})
 
-            def kept_ancestor(seq: int) -> tuple[int | None, str | None]:
-                parent_seq, parent_id = doomed[seq]
+            def kept_ancestor(seq: int) -> int | None:
+                parent_seq = doomed[seq]
                 while parent_seq in doomed:
-                    parent_seq, parent_id = doomed[parent_seq]
-                return parent_seq, parent_id
+                    parent_seq = doomed[parent_seq]
+                return parent_seq
 
             # Children of a deleted message move up to its nearest kept ancestor.
-            cur.executemany(
-                "UPDATE arbor_message SET parent_seq = %s, parent_message_id = %s "
-                "WHERE parent_seq = %s",
-                [(*kept_ancestor(seq), seq) for seq in doomed],
-            )
+            cur.executemany("UPDATE arbor_message SET parent_seq = %s WHERE parent_seq = %s",
+                            [(kept_ancestor(seq), seq) for seq in doomed])
             seq_marks = ", ".join(["%s"] * len(doomed))
             cur.execute(f"DELETE FROM arbor_message WHERE seq IN ({seq_marks})", list(doomed))
             if dropped:
@@ -270,7 +267,7 @@ class Messages:
                     f"DELETE FROM arbor_compaction WHERE seq IN ({drop_marks})", list(dropped)
                 )
             d = dialects.current()
-            d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[4] for r in rows))
+            d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[3] for r in rows))
             d.give_back_free_pages(cur)
             return len(rows)
 
@@ -323,7 +320,6 @@ class Messages:
                                                       strict=True)]
             scope = message_scope(session_id, agent_id)
             d.insert_messages(cur, rows, None if index_from is not None else scope)
-            cur.execute(sql.LINK_PARENTS, [session_id])
             cur.execute(sql.MARK_BRANCHED, [session_id])
             if index_from is not None:
                 d.copy_index(cur, source_session=index_from, target_session=session_id,

@@ -221,12 +221,16 @@ class Paths:
         with connection.cursor() as cur:
             dialects.current().fast_reads(cur)
             cur.execute(
-                "SELECT message_id, parent_message_id, role, parts, created_at "
+                "SELECT seq, parent_seq, message_id, role, parts, created_at "
                 f"FROM arbor_message WHERE session_key = {sql.SESSION_KEY} ORDER BY seq",
                 [session_id],
             )
-            rows = [(r[0], r[1], r[2], project_text(orjson.loads(r[3])), to_dt(r[4]))
-                    for r in cur.fetchall()]
+            ids: dict[int, str] = {}  # parents come first, in the same session
+            rows = []
+            for seq, parent_seq, message_id, role, parts, created_at in cur.fetchall():
+                ids[seq] = message_id
+                rows.append((message_id, ids.get(parent_seq) if parent_seq else None, role,
+                             project_text(orjson.loads(parts)), to_dt(created_at)))
         return tree_rows(rows)
 
     def all_messages(self, session_id: str) -> list[Message]:

@@ -35,7 +35,7 @@ class MessageRow:
     session_id: str
     message_id: str
     parent_seq: int | None
-    parent_message_id: str | None
+    parent_id: str | None  # (not stored: a bulk insert finds the parent's seq by it)
     role: str
     parts: str  # JSON text
     metadata: str  # JSON text
@@ -45,6 +45,11 @@ class MessageRow:
     search_extra: str | None = None  # the tokens past the text's, space-joined
 
     def values(self) -> list[Any]:
-        return [self.session_id, self.message_id, self.parent_seq, self.parent_message_id,
-                self.role, self.parts, self.metadata, self.search_len,
-                self.created_at, self.search_extra]
+        """sql.INSERT_MESSAGE's parameters."""
+        return [self.session_id, self.message_id, self.parent_seq, self.role, self.parts,
+                self.metadata, self.search_len, self.created_at, self.search_extra]
+
+    def linked_values(self) -> list[Any]:
+        """sql.INSERT_LINKED's parameters: the parent by its id."""
+        return [self.session_id, self.message_id, self.session_id, self.parent_id, self.role,
+                self.parts, self.metadata, self.search_len, self.created_at, self.search_extra]

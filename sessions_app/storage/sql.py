@@ -6,10 +6,18 @@ swaps them for `?`. benchmarks/drift.py checks that the baselines run these stat
 
 from __future__ import annotations
 
-MESSAGE_COLUMNS = "message_id, parent_message_id, role, parts, metadata, created_at"
 # Messages name their session by its number (arbor_session.key, migration 0015); the
 # statements take the session's id and look the number up (one primary-key probe).
 SESSION_KEY = "(SELECT key FROM arbor_session WHERE id = %s)"
+
+
+def parent_id_of(alias: str) -> str:
+    """The parent's public id of the row `alias` (not stored twice: one key probe)."""
+    return f"(SELECT p.message_id FROM arbor_message p WHERE p.seq = {alias}.parent_seq)"
+
+
+# A message's fields, from `FROM arbor_message` (no alias).
+MESSAGE_COLUMNS = f"message_id, {parent_id_of('arbor_message')}, role, parts, metadata, created_at"
 # How far up a tool result looks for its call (split form: call, then results).
 TOOL_CALL_DEPTH = 16
 
@@ -41,13 +49,20 @@ MARK_BRANCHED = """UPDATE arbor_session SET branched = EXISTS (
                        GROUP BY m.parent_seq HAVING count(*) > 1)
                    WHERE id = %s"""
 
-INSERT_COLUMNS = ("session_key, message_id, parent_seq, parent_message_id, role, parts, "
-                  "metadata, search_len, created_at, search_extra")
-INSERT_MESSAGE = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}) "
-                  f"VALUES ({SESSION_KEY}, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq")
-INSERT_MESSAGE_WITH_VECTOR = (
-    f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
-    f"VALUES ({SESSION_KEY}, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector) RETURNING seq")
+INSERT_COLUMNS = ("session_key, message_id, parent_seq, role, parts, metadata, search_len, "
+                  "created_at, search_extra")
+_VALUES = f"{SESSION_KEY}, %s, %s, %s, %s, %s, %s, %s, %s"
+INSERT_MESSAGE = f"INSERT INTO arbor_message ({INSERT_COLUMNS}) VALUES ({_VALUES}) RETURNING seq"
+INSERT_MESSAGE_WITH_VECTOR = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
+                              f"VALUES ({_VALUES}, %s::tsvector) RETURNING seq")
+# Bulk inserts (fork, import) give each parent by its id (the session's id, then the
+# parent's): parents come first, so it is in by then.
+_PARENT_BY_ID = ("(SELECT seq FROM arbor_message "
+                 f"WHERE session_key = {SESSION_KEY} AND message_id = %s)")
+INSERT_LINKED = INSERT_MESSAGE.removesuffix(" RETURNING seq").replace(
+    f"{SESSION_KEY}, %s, %s,", f"{SESSION_KEY}, %s, {_PARENT_BY_ID},", 1)
+INSERT_LINKED_WITH_VECTOR = INSERT_MESSAGE_WITH_VECTOR.removesuffix(" RETURNING seq").replace(
+    f"{SESSION_KEY}, %s, %s,", f"{SESSION_KEY}, %s, {_PARENT_BY_ID},", 1)
 # Postgres: the row, its search vector and the session's counters in one statement.
 INSERT_COUNTED = (
     "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
@@ -62,13 +77,6 @@ SESSION_FTS_KEY = ("(SELECT k.key FROM arbor_session s JOIN arbor_search_key k "
                    "ON k.agent_id = s.agent_id WHERE s.id = %s)")
 INSERT_FTS = ("INSERT INTO arbor_message_fts(rowid, body, scope) "
               f"VALUES (({AGENT_FTS_KEY} << {FTS_SHIFT}) | %s, %s, %s)")
-# After a bulk insert (fork, import): parents found by id within the new session.
-LINK_PARENTS = f"""UPDATE arbor_message SET parent_seq = (
-                       SELECT p.seq FROM arbor_message p
-                       WHERE p.session_key = arbor_message.session_key
-                         AND p.message_id = arbor_message.parent_message_id)
-                   WHERE session_key = {SESSION_KEY} AND parent_message_id IS NOT NULL"""
-
 DELETE_MESSAGES = f"DELETE FROM arbor_message WHERE session_key = {SESSION_KEY}"
 DELETE_COMPACTIONS = "DELETE FROM arbor_compaction WHERE session_id = %s"
 DELETE_SKILL_STATES = "DELETE FROM arbor_skill_state WHERE session_id = %s"
@@ -80,7 +88,8 @@ def find_messages(count: int) -> str:
             f"WHERE session_key = {SESSION_KEY} AND message_id IN ({marks})")
 
 
-_PATH_COLUMNS = ", ".join("m." + c.strip() for c in MESSAGE_COLUMNS.split(","))
+_PATH_COLUMNS = (f"m.message_id, {parent_id_of('m')}, m.role, m.parts, m.metadata, "
+                 "m.created_at")
 
 
 def _walk_up(anchor: str, bound: str = "") -> str:

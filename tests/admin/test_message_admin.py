@@ -17,7 +17,7 @@ def test_change_page_has_no_editable_fields(admin_client, branched):
     assert response.status_code == 200
     assert list(response.context["adminform"].form.fields) == []
     html = response.content.decode()
-    assert 'name="parent_message_id"' not in html and 'name="_save"' not in html
+    assert 'name="parent_seq"' not in html and 'name="_save"' not in html
     assert "Porto please" in html
 
 
@@ -25,7 +25,7 @@ def test_post_to_change_is_refused_and_changes_nothing(admin_client, branched):
     before = _parents(branched)
     url = change_url("message", message_pk(branched, "u2"))
     response = admin_client.post(url, {
-        "parent_message_id": "a1", "parent_seq": message_pk(branched, "a1"), "role": "system",
+        "parent_seq": message_pk(branched, "a1"), "role": "system",
         "text": "hacked", "_save": "Save",
     })
     assert response.status_code == 403

@@ -140,7 +140,7 @@ def stored_state(session_id: str) -> dict[str, Any]:
     row = models.Session.objects.get(id=session_id)
     return {
         "messages": list(models.Message.objects.filter(session__id=session_id).order_by("seq")
-                         .values_list("message_id", "parent_message_id", "role", "parts",
+                         .values_list("message_id", "parent_seq", "role", "parts",
                                       "metadata")),
         "compactions": list(models.Compaction.objects.filter(session_id=session_id)
                             .values_list("overlay_id", "summary")),

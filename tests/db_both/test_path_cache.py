@@ -77,8 +77,8 @@ def test_a_row_written_around_the_engine_is_seen(session):
     session.get_history()
     with connection.cursor() as cur:  # an insert that moves no counter: max(seq) moves
         cur.execute("INSERT INTO arbor_message (session_key, message_id, parent_seq, "
-                    "parent_message_id, role, parts, metadata, search_len, created_at) "
-                    "SELECT session_key, 'raw', seq, message_id, 'user', %s, '{}', 0, created_at "
+                    "role, parts, metadata, search_len, created_at) "
+                    "SELECT session_key, 'raw', seq, 'user', %s, '{}', 0, created_at "
                     f"FROM arbor_message WHERE {sql.ID_ANCHOR}",
                     ['[{"type": "text", "text": "three"}]', session.id, last.id])
     assert _texts(session) == ["one", "two", "three"]
