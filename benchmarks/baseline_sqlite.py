@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app import events
+from sessions_app.message_time import to_micros
 from sessions_app.sqlite_index import search_body
 from sessions_app.storage import sql
 
@@ -113,7 +114,7 @@ class RawSqlite(Traced):
         agent_id = cur.fetchone()[0]
         cur.execute(_INSERT, (
             session_id, mid, parent[0] if parent else None,
-            role, parts, metadata, len(tokens), _stamp(created), None,
+            role, parts, metadata, len(tokens), to_micros(created), None,
         ))
         seq = cur.fetchone()[0]
         scope = f"{session_token(session_id)} {agent_token(agent_id)}"

@@ -21,7 +21,7 @@ from django.db import connection
 from memory_core.errors import NotFound
 from memory_core.messages import now
 
-from . import fulltext
+from . import fulltext, message_time
 from .storage import sql
 from .storage.rows import MessageRow, message_scope, namespace_token, session_token
 
@@ -40,6 +40,9 @@ class Dialect(Protocol):
     def to_datetime(self, value: Any) -> datetime: ...
 
     def db_datetime(self, value: datetime) -> Any: ...
+
+    def message_time(self, value: datetime) -> Any:
+        """A message's created_at in its column's form (models.MessageTime)."""
 
     def lock_session(self, cur: Any, session_id: str) -> str | None:
         """Hold the session for this transaction's writes, touching no counter (the write
@@ -145,12 +148,13 @@ class Sqlite:
             cur.executemany("PRAGMA incremental_vacuum", [()] * free)
 
     def to_datetime(self, value: Any) -> datetime:
-        if isinstance(value, datetime):
-            return value if value.tzinfo else value.replace(tzinfo=UTC)
-        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+        return message_time.sqlite_value(value)
 
     def db_datetime(self, value: datetime) -> Any:
         return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+
+    def message_time(self, value: datetime) -> Any:
+        return message_time.to_micros(value)
 
     def lock_session(self, cur: Any, session_id: str) -> str | None:
         return None  # the IMMEDIATE transaction already holds the database's write lock
@@ -299,6 +303,9 @@ class Postgres:
         return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
     def db_datetime(self, value: datetime) -> Any:
+        return value
+
+    def message_time(self, value: datetime) -> Any:
         return value
 
     def lock_session(self, cur: Any, session_id: str) -> str | None:

@@ -12,6 +12,8 @@ from django.db import connections, models, router, transaction
 from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_NAME, MAX_REASON, MAX_ROW_ID_LENGTH
 from memory_core.messages import project_text
 
+from . import message_time
+
 
 def uuid_str() -> str:
     return str(uuid.uuid4())
@@ -144,6 +146,25 @@ class SessionEvent(models.Model):
         return f"{self.session_id}#{self.seq} {self.type}"
 
 
+class MessageTime(models.DateTimeField):  # type: ignore[type-arg]
+    """A message's created_at: integer microseconds on SQLite (sessions_app.message_time),
+    timestamptz on Postgres. The ORM reads it as ISO text turned back in SQL."""
+
+    def db_type(self, connection: Any) -> str | None:
+        # (bigint, not datetime: sqlite3 would hand a "datetime" column to Django's text parser)
+        return "bigint" if connection.vendor == "sqlite" else super().db_type(connection)
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if connection.vendor == "sqlite" and value is not None:
+            return message_time.to_micros(self.get_prep_value(value))
+        return super().get_db_prep_value(value, connection, prepared)
+
+    def select_format(self, compiler: Any, sql: str, params: Any) -> tuple[str, Any]:
+        if compiler.connection.vendor == "sqlite":
+            return message_time.iso_text(sql), params
+        return super().select_format(compiler, sql, params)
+
+
 class Message(models.Model):
     """A message in a session's tree.
 
@@ -165,7 +186,7 @@ class Message(models.Model):
     # Index tokens beyond the text's (a tool result's call name and input), space-joined;
     # with the parts they rebuild the row's search body (sessions_app.sqlite_index).
     search_extra = models.TextField(null=True, blank=True)
-    created_at = models.DateTimeField()
+    created_at = MessageTime()
 
     class Meta:
         db_table = "arbor_message"

@@ -98,7 +98,7 @@ def _row(
         parent_id=message.parent_id, role=message.role,
         parts=orjson.dumps(message.parts).decode(),
         metadata=orjson.dumps(message.metadata).decode(),
-        created_at=d.db_datetime(message.created_at), tokens=tokens,
+        created_at=d.message_time(message.created_at), tokens=tokens,
         search_len=len(tokens) if search_len is None else search_len, search_extra=extra,
     )
 
@@ -131,7 +131,7 @@ class Messages:
         row = MessageRow(
             session_id=session_id, message_id=new.id, parent_seq=parent[0] if parent else None,
             parent_id=message.parent_id, role=new.role, parts=new.parts_json,
-            metadata=new.metadata_json, created_at=d.db_datetime(new.created_at),
+            metadata=new.metadata_json, created_at=d.message_time(new.created_at),
             tokens=tokens, search_len=len(tokens), search_extra=extra,
         )
         d.insert_message(cur, row, agent_id)

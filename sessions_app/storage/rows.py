@@ -39,7 +39,7 @@ class MessageRow:
     role: str
     parts: str  # JSON text
     metadata: str  # JSON text
-    created_at: Any  # already in the database's form (db_datetime)
+    created_at: Any  # already in the database's form (Dialect.message_time)
     tokens: Sequence[str]
     search_len: int
     search_extra: str | None = None  # the tokens past the text's, space-joined

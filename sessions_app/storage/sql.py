@@ -6,6 +6,8 @@ swaps them for `?`. benchmarks/drift.py checks that the baselines run these stat
 
 from __future__ import annotations
 
+from ..message_time import iso_text
+
 # Messages name their session by its number (arbor_session.key, migration 0015); the
 # statements take the session's id and look the number up (one primary-key probe).
 SESSION_KEY = "(SELECT key FROM arbor_session WHERE id = %s)"
@@ -117,10 +119,9 @@ LATEST_ANCHOR = f"seq = ({LATEST_LEAF})"
 PATH_TO_ID = _path_sql(ID_ANCHOR)
 PATH_TO_LATEST = _path_sql(LATEST_ANCHOR)
 
-# created_at as ISO 8601 text on SQLite, parsed in C (the column through Django would
-# go through a Python converter per row: a third of a long read) or served as it is.
-CREATED_AT = {"sqlite": "replace(m.created_at, ' ', 'T') || '+00:00'",
-              "postgresql": "m.created_at"}
+# created_at as ISO 8601 text on SQLite (stored as integer microseconds, turned into
+# text in C: message_time.iso_text), parsed in C or served as it is.
+CREATED_AT = {"sqlite": iso_text("m.created_at"), "postgresql": "m.created_at"}
 
 
 def path_read(anchor: str, vendor: str) -> str:
