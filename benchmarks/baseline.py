@@ -54,10 +54,10 @@ def with_text(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [(*r[:3], project_text(orjson.loads(r[3])), *r[4:]) for r in rows]
 
 
-def appended_event(prepared: Prepared, parent_id: str | None) -> str:
+def appended_event(prepared: Prepared) -> str:
     """The outbox row's data of message.appended, as the sink stores it (the message by
-    reference: sessions_app.events)."""
-    return orjson.dumps({"message_ref": prepared[0], "parent_id": parent_id}).decode()
+    reference, its parent with it: sessions_app.events)."""
+    return orjson.dumps({"message_ref": prepared[0]}).decode()
 
 
 def session_token(session_id: str) -> str:

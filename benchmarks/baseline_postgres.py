@@ -168,7 +168,7 @@ class RawPostgres(Traced):
             self._insert(cur, session_id, agent_id, parent, prepared)
             cur.execute(_INSERT_EVENT, events.insert_event_params(
                 "postgresql", session_id, "message.appended",
-                appended_event(prepared, parent[1] if parent else None),
+                appended_event(prepared),
                 datetime.now(UTC),
             ))
             cur.fetchone()  # its seq

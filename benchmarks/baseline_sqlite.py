@@ -131,7 +131,7 @@ class RawSqlite(Traced):
             _, mid = self._insert(cur, session_id, parent, message, prepared)
             cur.execute(_INSERT_EVENT, events.insert_event_params(
                 "sqlite", session_id, "message.appended",
-                appended_event(prepared, parent[1] if parent else None),
+                appended_event(prepared),
                 _stamp(datetime.now(UTC)),
             ))
             cur.fetchone()  # its seq

@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from memory_core.events import Event
+from memory_core.messages import Message
 
 log = logging.getLogger(__name__)
 
@@ -268,8 +269,19 @@ def _by_reference(event: Event) -> Any:
     message = event.data.get("message") if event.type in BY_REFERENCE else None
     if not isinstance(message, dict) or not isinstance(message.get("id"), str):
         return event.data
-    rest = {k: v for k, v in event.data.items() if k != "message"}
+    # message.appended's parent_id repeats the message's: it is read back with it.
+    rest = {k: v for k, v in event.data.items()
+            if k != "message" and not (k == "parent_id" and v == message.get("parent_id"))}
     return {REFERENCE: message["id"], **rest}
+
+
+def _read_back(type_: str, data: dict[str, Any], message: Message) -> dict[str, Any]:
+    """A stored message event's data, with its message as it is now."""
+    full = message.to_dict()
+    rest = {k: v for k, v in data.items() if k != REFERENCE}
+    if type_ == "message.appended":
+        rest.setdefault("parent_id", full["parent_id"])
+    return {"message": full, **rest}
 
 
 def _json(data: Any) -> str:
@@ -297,8 +309,7 @@ def events_after(session_id: str, after_seq: int) -> list[dict[str, Any]] | None
             found = find(cur, session_id, sorted(named))
         if len(found) < len(named):
             return None  # a message since deleted: re-read the history instead
-        rows = [(seq, t, {"message": found[d[REFERENCE]][1].to_dict(),
-                          **{k: v for k, v in d.items() if k != REFERENCE}})
+        rows = [(seq, t, _read_back(t, d, found[d[REFERENCE]][1]))
                 if t in BY_REFERENCE and REFERENCE in d else (seq, t, d)
                 for seq, t, d in rows]
     return [{"type": type_, "session_id": session_id, "seq": seq, "data": data}
