@@ -40,7 +40,7 @@ MIDDLEWARE = [
     # Serves static files (admin, API docs) under daphne, with DEBUG on or off.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    "sessions_app.middleware.Common",  # Django's CommonMiddleware, one resolve less
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

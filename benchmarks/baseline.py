@@ -54,6 +54,15 @@ def with_text(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [(*r[:3], project_text(orjson.loads(r[3])), *r[4:]) for r in rows]
 
 
+_PLACEHOLDER = re.compile(r"(?<!%)%s")
+
+
+def qmark(statement: str) -> str:
+    """A statement in Django's style (`%s`, a literal % as `%%`) in sqlite3's (`?`), the
+    way Django's SQLite backend converts it."""
+    return _PLACEHOLDER.sub("?", statement).replace("%%", "%")
+
+
 def appended_event(prepared: Prepared) -> str:
     """The outbox row's data of message.appended, as the sink stores it (the message by
     reference, its parent with it: sessions_app.events)."""

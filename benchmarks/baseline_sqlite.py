@@ -26,6 +26,7 @@ from .baseline import (
     appended_event,
     path_messages,
     prepare,
+    qmark,
     session_token,
     with_text,
 )
@@ -36,19 +37,19 @@ _PRAGMAS = (
     "PRAGMA busy_timeout=30000",
 )
 
-# Arbor's statement text (sessions_app/storage/sql.py) with sqlite3's `?` placeholders.
-_LEAF = sql.LEAF.replace("%s", "?")
-_COUNT = sql.COUNT.replace("%s", "?")
-_INSERT = sql.INSERT_MESSAGE.replace("%s", "?")
-_INDEX = sql.INSERT_FTS.replace("%s", "?")
+# Arbor's statement text (sessions_app/storage/sql.py) in sqlite3's `?` style.
+_LEAF = qmark(sql.LEAF)
+_COUNT = qmark(sql.COUNT)
+_INSERT = qmark(sql.INSERT_MESSAGE)
+_INDEX = qmark(sql.INSERT_FTS)
 # The event each append emits: its outbox row, numbered by the same statement (events.py).
-_INSERT_EVENT = events.INSERT_EVENT["sqlite"].replace("%s", "?")
-_PATH_TO_ID = sql.READ_TO_ID["sqlite"].replace("%s", "?")
-_ID_ANCHOR = sql.ID_ANCHOR.replace("%s", "?")
-_PATH_TO_LATEST = sql.READ_TO_LATEST["sqlite"].replace("%s", "?")
-_MARK_BRANCH_UNDER = sql.MARK_BRANCH_UNDER.replace("%s", "?")
+_INSERT_EVENT = qmark(events.INSERT_EVENT["sqlite"])
+_PATH_TO_ID = qmark(sql.READ_TO_ID["sqlite"])
+_ID_ANCHOR = qmark(sql.ID_ANCHOR)
+_PATH_TO_LATEST = qmark(sql.READ_TO_LATEST["sqlite"])
+_MARK_BRANCH_UNDER = qmark(sql.MARK_BRANCH_UNDER)
 # Compaction overlays and unloaded skills of the session, read with every path.
-_VIEWS = sql.STAMPED_VIEWS.replace("%s", "?")
+_VIEWS = qmark(sql.STAMPED_VIEWS)
 
 
 def _stamp(value: datetime) -> str:

@@ -1,7 +1,8 @@
 """Keeps the baselines honest: they must run the statements Arbor runs, as written.
 
 Arbor's statements are captured with a Django execute wrapper, the baseline's with
-its recording cursor; both are compared after normalising whitespace and `?` to `%s`.
+its recording cursor; both are compared after normalising whitespace, `?` to `%s` and
+`%%` to `%`.
 Statement text comes from sessions_app/storage/sql.py; when the storage or dialects.py
 change which statements an operation runs, the baseline must change with them,
 or the ratios would compare different work.
@@ -22,7 +23,7 @@ _TRANSACTION = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
 
 
 def _normal(sql: str) -> str:
-    return " ".join(sql.replace("?", "%s").split())
+    return " ".join(sql.replace("%%", "%").replace("?", "%s").split())
 
 
 def _arbor(fn: Callable[[], Any]) -> tuple[list[str], Any]:

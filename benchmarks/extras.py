@@ -24,6 +24,7 @@ from django.test.utils import CaptureQueriesContext
 from memory_core import SessionManager
 from sessions_app.storage.sql import PATH_TO_LATEST as _PATH_TO_LATEST
 
+from .baseline import qmark
 from .cases import Bench, alternate
 from .report import Result, Target
 
@@ -34,7 +35,7 @@ def _raw(sql: str, params: list[Any]) -> None:
     """One statement straight on the DB-API connection under Django."""
     raw = connection.connection
     if connection.vendor == "sqlite":
-        raw.execute(sql.replace("%s", "?"), params)
+        raw.execute(qmark(sql), params)
     else:
         raw.execute(sql, params)
 

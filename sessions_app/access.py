@@ -63,6 +63,10 @@ def session_row_for(principal: Principal, session_id: str) -> models.Session:
 
 def session_for(principal: Principal, session_id: str) -> Session:
     """The engine Session for the principal's session with this id. Raises NotFound."""
+    known = principal.session
+    if known is not None and known[0] == session_id and known[1] is not None \
+            and principal.may_use(known[1]):  # looked up with the API key: no row to make
+        return manager_for(known[1]).bind(session_id)
     row = session_row_for(principal, session_id)
     return manager_for(row.agent_id).bind(row.id)  # checked just above: no second lookup
 

@@ -6,14 +6,14 @@ is enough to store: there is nothing to brute-force that a slow hash would prote
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import HttpBearer
@@ -68,10 +68,13 @@ def revoke(key: models.ApiKey) -> None:
         key.save(update_fields=["revoked_at"])
 
 
+@functools.cache
 def _key_query() -> str:
     users = get_user_model()._meta.db_table
+    # (The last use is compared in SQL: a bool, not a timestamp to parse, comes back.)
     return f"""
-        SELECT k.id, k.user_id, k.agent_id, k.last_used_at, s.agent_id
+        SELECT k.id, k.user_id, k.agent_id,
+               k.last_used_at IS NULL OR k.last_used_at <= %s, s.agent_id
         FROM arbor_api_key k
         JOIN {users} u ON u.id = k.user_id
         LEFT JOIN arbor_session s ON s.id = %s AND s.agent_id IN (
@@ -85,28 +88,24 @@ def principal_for_key(raw: str, session_id: str | None = None) -> Principal | No
     session `session_id` names when it is one of the key owner's (Principal.session)."""
     if not raw or len(raw) > 200:
         return None
+    from . import dialects  # (late: the storage imports models, which need the app registry)
+    from .storage import hot
+
     looked_up = session_id if is_id(session_id) else None
-    with connection.cursor() as cur:
-        cur.execute(_key_query(), [looked_up, hash_key(raw)])
+    now = timezone.now()
+    with hot.cursor() as cur:
+        cur.execute(_key_query(), [dialects.current().db_datetime(now - USE_RESOLUTION),
+                                   looked_up, hash_key(raw)])
         row = cur.fetchone()
     if row is None:
         return None
-    last_used = row[3]
-    if last_used is not None and last_used.tzinfo is None:  # SQLite's column is UTC, naive
-        last_used = last_used.replace(tzinfo=UTC)
-    _note_use(row[0], last_used)
+    if row[3]:  # Record when a key was used, at most once a minute (no UPDATE between).
+        models.ApiKey.objects.filter(id=row[0]).update(last_used_at=now)
     session = (looked_up, row[4]) if looked_up is not None else None
     return Principal(user_id=row[1], agent_id=row[2], key_id=row[0], session=session)
 
 
 USE_RESOLUTION = timedelta(minutes=1)
-
-
-def _note_use(key_id: int, last_used: datetime | None) -> None:
-    """Record when a key was used, at most once a minute (one UPDATE then, none between)."""
-    now = timezone.now()
-    if last_used is None or now - last_used >= USE_RESOLUTION:
-        models.ApiKey.objects.filter(id=key_id).update(last_used_at=now)
 
 
 class ApiKeyAuth(HttpBearer):

@@ -7,8 +7,20 @@ from typing import Any
 
 from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponseBase
+from django.middleware.common import CommonMiddleware
 
 from . import events
+
+
+class Common(CommonMiddleware):
+    """Django's CommonMiddleware, without APPEND_SLASH's look for a slashed URL under
+    /api/: every path there resolves (a JSON 404 catches the rest), so the answer is
+    always no, and finding it out resolved each API request's URL a second time."""
+
+    def should_redirect_with_slash(self, request: HttpRequest) -> bool:
+        if request.path_info.startswith("/api/"):
+            return False
+        return bool(super().should_redirect_with_slash(request))
 
 
 def _release(**kwargs: Any) -> None:
