@@ -1,7 +1,8 @@
 """Statement text shared by the storage modules and the benchmarks' baselines.
 
-Written with `%s` placeholders (Django's style on both vendors); the SQLite baseline
-swaps them for `?`. benchmarks/drift.py checks that the baselines run these statements.
+Written with `%s` placeholders and a literal % as `%%` (Django's style on both vendors);
+the SQLite baseline converts them as Django does (benchmarks.baseline.qmark).
+benchmarks/drift.py checks that the baselines run these statements.
 """
 
 from __future__ import annotations
@@ -58,13 +59,13 @@ INSERT_MESSAGE = f"INSERT INTO arbor_message ({INSERT_COLUMNS}) VALUES ({_VALUES
 INSERT_MESSAGE_WITH_VECTOR = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
                               f"VALUES ({_VALUES}, %s::tsvector) RETURNING seq")
 # Bulk inserts (fork, import) give each parent by its id (the session's id, then the
-# parent's): parents come first, so it is in by then.
+# parent's) where a single insert gives its seq: parents come first, so it is in by then.
 _PARENT_BY_ID = ("(SELECT seq FROM arbor_message "
                  f"WHERE session_key = {SESSION_KEY} AND message_id = %s)")
-INSERT_LINKED = INSERT_MESSAGE.removesuffix(" RETURNING seq").replace(
-    f"{SESSION_KEY}, %s, %s,", f"{SESSION_KEY}, %s, {_PARENT_BY_ID},", 1)
-INSERT_LINKED_WITH_VECTOR = INSERT_MESSAGE_WITH_VECTOR.removesuffix(" RETURNING seq").replace(
-    f"{SESSION_KEY}, %s, %s,", f"{SESSION_KEY}, %s, {_PARENT_BY_ID},", 1)
+_LINKED_VALUES = f"{SESSION_KEY}, %s, {_PARENT_BY_ID}, %s, %s, %s, %s, %s, %s"
+INSERT_LINKED = f"INSERT INTO arbor_message ({INSERT_COLUMNS}) VALUES ({_LINKED_VALUES})"
+INSERT_LINKED_WITH_VECTOR = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
+                             f"VALUES ({_LINKED_VALUES}, %s::tsvector)")
 # Postgres: the row, its search vector and the session's counters in one statement.
 INSERT_COUNTED = (
     "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
