@@ -48,12 +48,12 @@ MAX_GROUP_NAME = 99  # Channels refuses names of 100 characters or more
 INSERT_EVENT = {
     "postgresql": (
         "WITH s AS (UPDATE arbor_session SET event_seq = event_seq + 1 WHERE id = %s "
-        "RETURNING id, event_seq) "
-        "INSERT INTO arbor_session_event (session_id, seq, type, data, created_at) "
-        "SELECT id, event_seq, %s, %s, %s FROM s RETURNING seq"),
+        "RETURNING key, event_seq) "
+        "INSERT INTO arbor_session_event (session_key, seq, type, data, created_at) "
+        "SELECT key, event_seq, %s, %s, %s FROM s RETURNING seq"),
     "sqlite": (
-        "INSERT INTO arbor_session_event (session_id, seq, type, data, created_at) "
-        "SELECT id, event_seq + 1, %s, %s, %s FROM arbor_session WHERE id = %s RETURNING seq"),
+        "INSERT INTO arbor_session_event (session_key, seq, type, data, created_at) "
+        "SELECT key, event_seq + 1, %s, %s, %s FROM arbor_session WHERE id = %s RETURNING seq"),
 }
 
 
@@ -65,7 +65,9 @@ def insert_event_params(vendor: str, session_id: str, type_: str, data: str,
     return [type_, data, created_at, session_id]
 
 
-PRUNE = "DELETE FROM arbor_session_event WHERE session_id = %s AND seq <= %s"
+# (The outbox names its session by number, as messages do: migration 0018.)
+PRUNE = ("DELETE FROM arbor_session_event "
+         "WHERE session_key = (SELECT key FROM arbor_session WHERE id = %s) AND seq <= %s")
 
 
 def session_group(session_id: str) -> str:
@@ -294,12 +296,13 @@ def events_after(session_id: str, after_seq: int) -> list[dict[str, Any]] | None
     from .models import Session, SessionEvent
     from .storage.paths import find
 
-    last = Session.objects.filter(id=session_id).values_list("event_seq", flat=True).first()
-    if last is None:
+    found = Session.objects.filter(id=session_id).values_list("event_seq", "key").first()
+    if found is None:
         return None
+    last, key = found
     if after_seq >= last:
         return []
-    rows = list(SessionEvent.objects.filter(session_id=session_id, seq__gt=after_seq)
+    rows = list(SessionEvent.objects.filter(session_id=key, seq__gt=after_seq)
                 .order_by("seq").values_list("seq", "type", "data"))
     if not rows or rows[0][0] != max(after_seq, 0) + 1:
         return None

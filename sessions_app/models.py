@@ -131,7 +131,7 @@ class SessionEvent(models.Model):
 
     # No index of its own: the unique (session, seq) serves every lookup.
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events",
-                                db_index=False)
+                                db_index=False, to_field="key", db_column="session_key")
     seq = models.BigIntegerField()
     type = models.CharField(max_length=40)
     data = JSONText(default=dict)
@@ -143,7 +143,7 @@ class SessionEvent(models.Model):
                                                name="arbor_session_event_seq")]
 
     def __str__(self) -> str:
-        return f"{self.session_id}#{self.seq} {self.type}"
+        return f"session {self.session_id}#{self.seq} {self.type}"  # (its number)
 
 
 class MessageTime(models.DateTimeField):  # type: ignore[type-arg]

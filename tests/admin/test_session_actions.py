@@ -21,7 +21,7 @@ def _long_talk(session, n: int = 12) -> None:
 
 
 def _event_types(session_id: str, after: int) -> list[str]:
-    return list(models.SessionEvent.objects.filter(session_id=session_id, seq__gt=after)
+    return list(models.SessionEvent.objects.filter(session__id=session_id, seq__gt=after)
                 .order_by("seq").values_list("type", flat=True))
 
 
@@ -122,5 +122,5 @@ def test_buttons_need_the_change_permission(client, session, django_user_model):
     assert "Refresh prompt" not in client.get(change_url("session", session.id)).content.decode()
     url = reverse("admin:sessions_app_session_refresh_prompt", args=[session.id])
     assert client.post(url).status_code == 403
-    assert models.SessionEvent.objects.filter(session_id=session.id,
+    assert models.SessionEvent.objects.filter(session__id=session.id,
                                               type="prompt.refreshed").count() == 0

@@ -260,7 +260,7 @@ async def test_resume_past_the_retention_asks_for_a_resync(alice):
     stored = await store(alice["session"], "message.appended", "message.appended",
                          "message.appended")
     await database_sync_to_async(lambda: models.SessionEvent.objects.filter(
-        session_id=alice["session"], seq__lte=stored[1]["seq"]).delete())()
+        session__id=alice["session"], seq__lte=stored[1]["seq"]).delete())()
     ws = connect(alice["session"], key=alice["key"])
     await subscribed(ws)
     await ws.send_json_to({"action": "resume", "after_seq": stored[0]["seq"] - 1})

@@ -12,7 +12,7 @@ from memory_core import Conflict, SessionManager
 from sessions_app import events as sink_module
 from sessions_app.events import events_after, session_group
 from sessions_app.models import SessionEvent
-from tests.conftest import assistant_msg, user_msg
+from tests.conftest import assistant_msg, session_key, user_msg
 from tests.db_both.test_concurrent_appends import run_threads
 
 
@@ -25,7 +25,7 @@ def published(monkeypatch) -> list[dict[str, Any]]:
 
 
 def stored(session_id: str) -> list[tuple[int, str]]:
-    return list(SessionEvent.objects.filter(session_id=session_id).order_by("seq")
+    return list(SessionEvent.objects.filter(session__id=session_id).order_by("seq")
                 .values_list("seq", "type"))
 
 
@@ -97,7 +97,7 @@ def test_replayed_message_events_equal_the_published_frames(
     assert replayed[1:] == expected
     assert [f["data"]["message"]["id"] for f in replayed
             if f["type"] == "message.appended"][1] == b.id
-    rows = SessionEvent.objects.filter(session_id=session.id, type="message.appended")
+    rows = SessionEvent.objects.filter(session__id=session.id, type="message.appended")
     assert all(set(r.data) == {"message_ref"} for r in rows)  # (parent_id: the message's)
 
 
@@ -146,10 +146,11 @@ def test_deleting_a_session_publishes_its_last_event(
         manager, published, django_capture_on_commit_callbacks):
     sid = manager.create("doomed").id
     manager.get_session(sid).append_message(user_msg("bye"))
+    key = session_key(sid)
     with django_capture_on_commit_callbacks(execute=True):
         assert manager.delete(sid)
     assert published == [{"type": "session.deleted", "session_id": sid, "seq": 3, "data": {}}]
-    assert not SessionEvent.objects.filter(session_id=sid).exists()
+    assert not SessionEvent.objects.filter(session_id=key).exists()
 
 
 @pytest.mark.django_db

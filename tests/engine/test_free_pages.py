@@ -58,8 +58,8 @@ def test_pruning_the_event_outbox_leaves_no_free_pages(manager):
     for i in range(400):  # prunes at every 100th event
         session.append_message(user_msg(f"event {i} " * 40))
     with connection.cursor() as cur:
-        cur.execute("SELECT count(*) FROM arbor_session_event WHERE session_id = %s",
-                    [session.id])
+        cur.execute("SELECT count(*) FROM arbor_session_event e JOIN arbor_session s "
+                    "ON s.key = e.session_key WHERE s.id = %s", [session.id])
         kept = cur.fetchone()[0]
     assert kept <= 150
     assert _pragma("freelist_count") == 0

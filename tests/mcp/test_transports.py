@@ -63,7 +63,7 @@ def test_set_context_writes_through_the_engine(transport: str, world: World) -> 
     block = world.manager().get_session(world.session_id).get_context_block("memory")
     assert block.content == "likes green tea"
     # announced like every write: a numbered event in the session's outbox
-    events = models.SessionEvent.objects.filter(session_id=world.session_id,
+    events = models.SessionEvent.objects.filter(session__id=world.session_id,
                                                 type="context.updated")
     assert [e.data["label"] for e in events] == ["memory"]
 
@@ -109,7 +109,7 @@ def test_agent_tools_append_read_page_list_search_fork(transport: str, world: Wo
     assert [m.id for m in world.manager().get_history(fork["id"])] == [world.first_id]
     assert out["other"]["messages"] == [] and out["other"]["has_more"] is False
     # stored through the engine: announced like every append (two seeded, three here)
-    assert models.SessionEvent.objects.filter(session_id=world.session_id,
+    assert models.SessionEvent.objects.filter(session__id=world.session_id,
                                               type="message.appended").count() == 5
 
 
