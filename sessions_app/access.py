@@ -42,13 +42,22 @@ def agent_for(principal: Principal, agent_id: str) -> models.Agent:
     return row
 
 
+def _agent_looked_up(principal: Principal, session_id: str) -> str | None:
+    """The agent of the session, when the API key's query looked it up already (None
+    when it did not). Raises NotFound when it found none the principal may use."""
+    known = principal.session
+    if known is None or known[0] != session_id:
+        return None
+    if known[1] is None or not principal.may_use(known[1]):
+        raise NotFound(f"session {session_id} not found")
+    return known[1]
+
+
 def session_row_for(principal: Principal, session_id: str) -> models.Session:
     """The registry row of the principal's session with this id. Raises NotFound."""
-    known = principal.session
-    if known is not None and known[0] == session_id:  # looked up with the API key
-        if known[1] is None or not principal.may_use(known[1]):
-            raise NotFound(f"session {session_id} not found")
-        return models.Session(id=session_id, agent_id=known[1])
+    agent_id = _agent_looked_up(principal, session_id)
+    if agent_id is not None:
+        return models.Session(id=session_id, agent_id=agent_id)
     row = None
     if _plausible(session_id):
         row = (
@@ -63,10 +72,9 @@ def session_row_for(principal: Principal, session_id: str) -> models.Session:
 
 def session_for(principal: Principal, session_id: str) -> Session:
     """The engine Session for the principal's session with this id. Raises NotFound."""
-    known = principal.session
-    if known is not None and known[0] == session_id and known[1] is not None \
-            and principal.may_use(known[1]):  # looked up with the API key: no row to make
-        return manager_for(known[1]).bind(session_id)
+    agent_id = _agent_looked_up(principal, session_id)
+    if agent_id is not None:  # no row to make
+        return manager_for(agent_id).bind(session_id)
     row = session_row_for(principal, session_id)
     return manager_for(row.agent_id).bind(row.id)  # checked just above: no second lookup
 

@@ -148,7 +148,11 @@ class Sqlite:
             cur.executemany("PRAGMA incremental_vacuum", [()] * free)
 
     def to_datetime(self, value: Any) -> datetime:
-        return message_time.sqlite_value(value)
+        if isinstance(value, int):  # a message's created_at (models.MessageTime)
+            return message_time.from_micros(value)
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
     def db_datetime(self, value: datetime) -> Any:
         return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")

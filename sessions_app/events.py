@@ -65,11 +65,6 @@ def insert_event_params(vendor: str, session_id: str, type_: str, data: str,
     return [type_, data, created_at, session_id]
 
 
-# (The outbox names its session by number, as messages do: migration 0018.)
-PRUNE = ("DELETE FROM arbor_session_event "
-         "WHERE session_key = (SELECT key FROM arbor_session WHERE id = %s) AND seq <= %s")
-
-
 def session_group(session_id: str) -> str:
     """The Channels group of a session's subscribers: a valid group name for any id, and
     distinct for distinct ids (an id that had to be cut or changed gets its digest)."""
@@ -244,7 +239,7 @@ class ChannelsSink:
 
     def _store(self, event: Event) -> int | None:
         from . import dialects  # (imported late: dialects imports the storage)
-        from .storage import hot
+        from .storage import hot, sql
 
         d = dialects.current()
         with hot.cursor() as cur:
@@ -256,7 +251,7 @@ class ChannelsSink:
                 return None
             seq = int(row[0])
             if seq % PRUNE_EVERY == 0 and seq > retention():
-                cur.execute(PRUNE, [event.session_id, seq - retention()])
+                cur.execute(sql.PRUNE_EVENTS, [event.session_id, seq - retention()])
                 d.give_back_free_pages(cur)
         return seq
 

@@ -10,7 +10,6 @@ too.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
@@ -35,12 +34,3 @@ def iso_text(column: str, sep: str = "T", offset: str = "+00:00", *, params: boo
             f"'unixepoch') || CASE {micros} WHEN 0 THEN '' ELSE printf('.{p}06d', {micros}) END"
             f" || '{offset}'")
 
-
-def sqlite_value(value: Any) -> Any:
-    """A stored value as Python: integers are microseconds; text (a row written before
-    migration 0017) is parsed."""
-    if isinstance(value, int):
-        return from_micros(value)
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.fromisoformat(value).replace(tzinfo=UTC)

@@ -217,29 +217,23 @@ class Paths:
         return count
 
     def tree(self, session_id: str) -> list[TreeRow]:
-        to_dt = dialects.current().to_datetime
-        with connection.cursor() as cur:
-            dialects.current().fast_reads(cur)
-            cur.execute(
-                "SELECT seq, parent_seq, message_id, role, parts, created_at "
-                f"FROM arbor_message WHERE session_key = {sql.SESSION_KEY} ORDER BY seq",
-                [session_id],
-            )
-            ids: dict[int, str] = {}  # parents come first, in the same session
-            rows = []
-            for seq, parent_seq, message_id, role, parts, created_at in cur.fetchall():
-                ids[seq] = message_id
-                rows.append((message_id, ids.get(parent_seq) if parent_seq else None, role,
-                             project_text(orjson.loads(parts)), to_dt(created_at)))
-        return tree_rows(rows)
+        return tree_rows([(m.id, m.parent_id, m.role, m.text, m.created_at)
+                          for m in self.all_messages(session_id)])
 
     def all_messages(self, session_id: str) -> list[Message]:
-        """Every message of the session in insertion order (parents before children)."""
+        """Every message of the session in insertion order (parents before children, so
+        each parent's id is known by the time its children come)."""
         with connection.cursor() as cur:
             dialects.current().fast_reads(cur)
-            cur.execute(f"SELECT {sql.MESSAGE_COLUMNS} FROM arbor_message "
-                        f"WHERE session_key = {sql.SESSION_KEY} ORDER BY seq", [session_id])
-            return [row_message(r) for r in cur.fetchall()]
+            cur.execute("SELECT seq, parent_seq, message_id, role, parts, metadata, created_at "
+                        f"FROM arbor_message WHERE session_key = {sql.SESSION_KEY} ORDER BY seq",
+                        [session_id])
+            ids: dict[int, str] = {}
+            out = []
+            for seq, parent_seq, message_id, *fields in cur.fetchall():
+                ids[seq] = message_id
+                out.append(row_message((message_id, ids.get(parent_seq), *fields)))
+            return out
 
     def message_count(self, session_id: str) -> int:
         return int(

@@ -81,6 +81,8 @@ SESSION_FTS_KEY = ("(SELECT k.key FROM arbor_session s JOIN arbor_search_key k "
 INSERT_FTS = ("INSERT INTO arbor_message_fts(rowid, body, scope) "
               f"VALUES (({AGENT_FTS_KEY} << {FTS_SHIFT}) | %s, %s, %s)")
 DELETE_MESSAGES = f"DELETE FROM arbor_message WHERE session_key = {SESSION_KEY}"
+# The live-event outbox's rows up to a seq (events.py; it names sessions by number too).
+PRUNE_EVENTS = f"DELETE FROM arbor_session_event WHERE session_key = {SESSION_KEY} AND seq <= %s"
 DELETE_COMPACTIONS = "DELETE FROM arbor_compaction WHERE session_id = %s"
 DELETE_SKILL_STATES = "DELETE FROM arbor_skill_state WHERE session_id = %s"
 
