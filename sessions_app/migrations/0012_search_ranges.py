@@ -18,6 +18,16 @@ from django.db import migrations
 
 from sessions_app.migrations._vendor import per_vendor
 
+# The session names the agent. A flush may delete sessions before their messages:
+# then (only then) every agent's number is tried. (0014 restores it going back.)
+KEYED_TRIGGER = """CREATE TRIGGER arbor_message_fts_ad AFTER DELETE ON arbor_message BEGIN
+         DELETE FROM arbor_message_fts WHERE rowid = (
+           SELECT (k.key << 36) | old.seq FROM arbor_session s
+           JOIN arbor_search_key k ON k.agent_id = s.agent_id WHERE s.id = old.session_id);
+         DELETE FROM arbor_message_fts
+         WHERE NOT EXISTS (SELECT 1 FROM arbor_session WHERE id = old.session_id)
+           AND rowid IN (SELECT (key << 36) | old.seq FROM arbor_search_key);
+       END"""
 SQLITE_FORWARD = [
     """CREATE TABLE arbor_search_key (
          key integer NOT NULL PRIMARY KEY AUTOINCREMENT,
@@ -38,16 +48,7 @@ SQLITE_FORWARD = [
     "DROP TRIGGER arbor_message_fts_ad",
     "DROP TABLE arbor_message_fts",
     "ALTER TABLE arbor_message_fts_keyed RENAME TO arbor_message_fts",
-    # The session names the agent. A flush may delete sessions before their messages:
-    # then (only then) every agent's number is tried.
-    """CREATE TRIGGER arbor_message_fts_ad AFTER DELETE ON arbor_message BEGIN
-         DELETE FROM arbor_message_fts WHERE rowid = (
-           SELECT (k.key << 36) | old.seq FROM arbor_session s
-           JOIN arbor_search_key k ON k.agent_id = s.agent_id WHERE s.id = old.session_id);
-         DELETE FROM arbor_message_fts
-         WHERE NOT EXISTS (SELECT 1 FROM arbor_session WHERE id = old.session_id)
-           AND rowid IN (SELECT (key << 36) | old.seq FROM arbor_search_key);
-       END""",
+    KEYED_TRIGGER,
 ]
 SQLITE_BACKWARD = [
     "CREATE VIRTUAL TABLE arbor_message_fts_plain USING fts5(body, scope, tokenize='ascii')",

@@ -17,6 +17,8 @@ agent's number is then found from the rowid, not from the session).
 Postgres: only the column (its index lives in arbor_message.search_vector).
 """
 
+import importlib
+
 from django.db import migrations, models
 
 from memory_core.messages import project_text
@@ -111,15 +113,7 @@ def _backward(apps, schema_editor):
                 JOIN arbor_search_key k ON k.agent_id = s.agent_id""",
             "DROP TABLE arbor_message_fts",
             "ALTER TABLE arbor_message_fts_full RENAME TO arbor_message_fts",
-            # 0012's trigger
-            """CREATE TRIGGER arbor_message_fts_ad AFTER DELETE ON arbor_message BEGIN
-                 DELETE FROM arbor_message_fts WHERE rowid = (
-                   SELECT (k.key << 36) | old.seq FROM arbor_session s
-                   JOIN arbor_search_key k ON k.agent_id = s.agent_id WHERE s.id = old.session_id);
-                 DELETE FROM arbor_message_fts
-                 WHERE NOT EXISTS (SELECT 1 FROM arbor_session WHERE id = old.session_id)
-                   AND rowid IN (SELECT (key << 36) | old.seq FROM arbor_search_key);
-               END""",
+            importlib.import_module("sessions_app.migrations.0012_search_ranges").KEYED_TRIGGER,
         ):
             cur.execute(statement)
 

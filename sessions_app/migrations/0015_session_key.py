@@ -13,6 +13,13 @@ import importlib
 import django.db.models.deletion
 from django.db import migrations, models
 
+from sessions_app.migrations._vendor import (
+    SESSION_COLUMNS,
+    pg_move_session,
+    session_reference,
+    sqlite_rebuild,
+)
+
 # 0014's triggers, finding the session (for its id and agent) by number.
 _SCOPE = "'§s' || replace(s.id, '-', '') || ' §a' || replace(s.agent_id, '-', '')"
 _REMOVE = f"""INSERT INTO arbor_message_fts(arbor_message_fts, rowid, body, scope)
@@ -40,37 +47,35 @@ _COLUMNS = ("seq, message_id, parent_seq, parent_message_id, role, parts, metada
             "search_len, created_at, search_extra")
 
 
-def _sqlite_table(name: str, session_column: str) -> str:
-    return f"""CREATE TABLE "{name}" (
+def _sqlite_move(cur, old: str, new: str, triggers: list[str]) -> None:
+    """arbor_message again, naming its session by `new` instead of `old`."""
+    create = f"""CREATE TABLE "arbor_message_next" (
         "seq" integer NOT NULL PRIMARY KEY AUTOINCREMENT,
         "message_id" varchar(255) NOT NULL, "parent_seq" bigint NULL,
         "parent_message_id" varchar(255) NULL, "role" varchar(16) NOT NULL,
         "parts" text NOT NULL, "metadata" text NOT NULL, "search_len" integer NOT NULL,
         "created_at" datetime NOT NULL, "search_extra" text NULL,
-        {session_column},
-        CONSTRAINT "arbor_message_session_mid" UNIQUE ("{session_column.split('"')[1]}", "message_id"))"""
+        {session_reference(new)},
+        CONSTRAINT "arbor_message_session_mid" UNIQUE ("{new}", "message_id"))"""
+    fill = f"""INSERT INTO arbor_message_next ({_COLUMNS}, {new})
+               SELECT {', '.join('m.' + c for c in _COLUMNS.split(', '))}, s.{SESSION_COLUMNS[new][1]}
+               FROM arbor_message m JOIN arbor_session s ON s.{SESSION_COLUMNS[old][1]} = m.{old}"""
+    sqlite_rebuild(cur, "arbor_message", create, fill, [
+        *_indexes(new), 'CREATE INDEX "arbor_message_parent_seq" ON "arbor_message" ("parent_seq")',
+        *triggers])
 
 
-def _sqlite_rebuild(cur, session_column: str, fill: str, triggers: list[str]) -> None:
-    column = session_column.split('"')[1]
-    cur.execute("SELECT seq FROM sqlite_sequence WHERE name = 'arbor_message'")
-    row = cur.fetchone()
-    high = row[0] if row else 0
-    for statement in (
-        _sqlite_table("arbor_message_next", session_column),
-        fill,
-        "DROP TABLE arbor_message",  # (with its indexes and triggers)
-        "ALTER TABLE arbor_message_next RENAME TO arbor_message",
-        f'CREATE INDEX "arbor_message_session_seq" ON "arbor_message" ("{column}", "seq")',
-        'CREATE INDEX "arbor_message_parent_seq" ON "arbor_message" ("parent_seq")',
-        f'CREATE INDEX "arbor_message_roots" ON "arbor_message" ("{column}", "seq") '
-        'WHERE "parent_seq" IS NULL',
-        *triggers,
-    ):
-        cur.execute(statement)
-    # seq is never reused (index rowids are made of it): keep the high-water mark.
-    cur.execute("UPDATE sqlite_sequence SET seq = max(seq, %s) WHERE name = 'arbor_message'",
-                [high])
+def _indexes(column: str) -> list[str]:
+    """The indexes naming the session (arbor_message_parent_seq does not)."""
+    return [f'CREATE INDEX "arbor_message_session_seq" ON "arbor_message" ("{column}", "seq")',
+            f'CREATE INDEX "arbor_message_roots" ON "arbor_message" ("{column}", "seq") '
+            'WHERE "parent_seq" IS NULL']
+
+
+def _pg_move(old: str, new: str) -> list[str]:
+    return pg_move_session("arbor_message", old, new, [
+        f"ALTER TABLE arbor_message ADD CONSTRAINT arbor_message_session_mid "
+        f"UNIQUE ({new}, message_id)", *_indexes(new)])
 
 
 def _forward(apps, schema_editor):
@@ -80,15 +85,7 @@ def _forward(apps, schema_editor):
             cur.execute('ALTER TABLE arbor_session ADD COLUMN "key" bigint NULL')
             cur.execute("UPDATE arbor_session SET key = rowid")
             cur.execute('CREATE UNIQUE INDEX "arbor_session_key_uniq" ON arbor_session ("key")')
-            _sqlite_rebuild(
-                cur,
-                '"session_key" bigint NOT NULL REFERENCES "arbor_session" ("key") '
-                "DEFERRABLE INITIALLY DEFERRED",
-                f"""INSERT INTO arbor_message_next ({_COLUMNS}, session_key)
-                    SELECT {', '.join('m.' + c for c in _COLUMNS.split(', '))}, s.key
-                    FROM arbor_message m JOIN arbor_session s ON s.id = m.session_id""",
-                SQLITE_TRIGGERS,
-            )
+            _sqlite_move(cur, "session_id", "session_key", SQLITE_TRIGGERS)
         elif vendor == "postgresql":
             for statement in (
                 "CREATE SEQUENCE arbor_session_key_seq AS bigint",
@@ -99,20 +96,7 @@ def _forward(apps, schema_editor):
                    WHERE k.id = arbor_session.id""",
                 "ALTER TABLE arbor_session ALTER COLUMN key SET NOT NULL",
                 "ALTER TABLE arbor_session ADD CONSTRAINT arbor_session_key_uniq UNIQUE (key)",
-                "ALTER TABLE arbor_message ADD COLUMN session_key bigint",
-                """UPDATE arbor_message m SET session_key = s.key FROM arbor_session s
-                   WHERE s.id = m.session_id""",
-                "ALTER TABLE arbor_message ALTER COLUMN session_key SET NOT NULL",
-                # (with its foreign key, the unique pair and the indexes that name it)
-                "ALTER TABLE arbor_message DROP COLUMN session_id",
-                """ALTER TABLE arbor_message ADD CONSTRAINT arbor_message_session_key_fk
-                   FOREIGN KEY (session_key) REFERENCES arbor_session (key)
-                   DEFERRABLE INITIALLY DEFERRED""",
-                """ALTER TABLE arbor_message ADD CONSTRAINT arbor_message_session_mid
-                   UNIQUE (session_key, message_id)""",
-                "CREATE INDEX arbor_message_session_seq ON arbor_message (session_key, seq)",
-                """CREATE INDEX arbor_message_roots ON arbor_message (session_key, seq)
-                   WHERE parent_seq IS NULL""",
+                *_pg_move("session_id", "session_key"),
             ):
                 cur.execute(statement)
 
@@ -123,33 +107,12 @@ def _backward(apps, schema_editor):
         if vendor == "sqlite":
             previous = importlib.import_module(
                 "sessions_app.migrations.0014_contentless_search_index")
-
-            _sqlite_rebuild(
-                cur,
-                '"session_id" varchar(36) NOT NULL REFERENCES "arbor_session" ("id") '
-                "DEFERRABLE INITIALLY DEFERRED",
-                f"""INSERT INTO arbor_message_next ({_COLUMNS}, session_id)
-                    SELECT {', '.join('m.' + c for c in _COLUMNS.split(', '))}, s.id
-                    FROM arbor_message m JOIN arbor_session s ON s.key = m.session_key""",
-                previous.TRIGGERS,
-            )
+            _sqlite_move(cur, "session_key", "session_id", previous.TRIGGERS)
             cur.execute("DROP INDEX arbor_session_key_uniq")
             cur.execute("ALTER TABLE arbor_session DROP COLUMN key")
         elif vendor == "postgresql":
             for statement in (
-                "ALTER TABLE arbor_message ADD COLUMN session_id varchar(36)",
-                """UPDATE arbor_message m SET session_id = s.id FROM arbor_session s
-                   WHERE s.key = m.session_key""",
-                "ALTER TABLE arbor_message ALTER COLUMN session_id SET NOT NULL",
-                "ALTER TABLE arbor_message DROP COLUMN session_key",
-                """ALTER TABLE arbor_message ADD CONSTRAINT arbor_message_session_id_fk
-                   FOREIGN KEY (session_id) REFERENCES arbor_session (id)
-                   DEFERRABLE INITIALLY DEFERRED""",
-                """ALTER TABLE arbor_message ADD CONSTRAINT arbor_message_session_mid
-                   UNIQUE (session_id, message_id)""",
-                "CREATE INDEX arbor_message_session_seq ON arbor_message (session_id, seq)",
-                """CREATE INDEX arbor_message_roots ON arbor_message (session_id, seq)
-                   WHERE parent_seq IS NULL""",
+                *_pg_move("session_key", "session_id"),
                 "ALTER TABLE arbor_session DROP COLUMN key",
                 "DROP SEQUENCE arbor_session_key_seq",
             ):

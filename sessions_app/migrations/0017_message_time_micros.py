@@ -9,6 +9,7 @@ from django.db import migrations
 
 import sessions_app.models
 from sessions_app.message_time import iso_text
+from sessions_app.migrations._vendor import sqlite_rebuild
 
 # The stored text is isoformat(" ") of a UTC instant: 'YYYY-MM-DD HH:MM:SS[.ffffff]'.
 TEXT_TO_MICROS = """(CAST(strftime('%s', substr(created_at, 1, 19)) AS INTEGER) * 1000000
@@ -19,7 +20,8 @@ MICROS_TO_TEXT = iso_text("created_at", sep=" ", offset="", params=False)
 
 
 def _rebuild(cur, declared: tuple[str, str], value: str) -> None:
-    """arbor_message again with created_at declared as declared[1] and set to `value`."""
+    """arbor_message again with created_at declared as declared[1] and set to `value`;
+    its indexes and triggers as they are."""
     cur.execute("SELECT sql FROM sqlite_master WHERE name = 'arbor_message'")
     table = cur.fetchone()[0]
     old, new = (f'"created_at" {t} NOT NULL' for t in declared)
@@ -27,23 +29,15 @@ def _rebuild(cur, declared: tuple[str, str], value: str) -> None:
     cur.execute("SELECT sql FROM sqlite_master WHERE tbl_name = 'arbor_message' "
                 "AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid")
     attached = [r[0] for r in cur.fetchall()]
-    cur.execute("SELECT seq FROM sqlite_sequence WHERE name = 'arbor_message'")
-    row = cur.fetchone()
     cur.execute("PRAGMA table_info(arbor_message)")
     columns = [r[1] for r in cur.fetchall()]
     values = [value if c == "created_at" else f'"{c}"' for c in columns]
     names = ", ".join(f'"{c}"' for c in columns)
-    for statement in (
+    sqlite_rebuild(
+        cur, "arbor_message",
         table.replace(old, new).replace('"arbor_message"', '"arbor_message_next"', 1),
         f"INSERT INTO arbor_message_next ({names}) SELECT {', '.join(values)} FROM arbor_message",
-        "DROP TABLE arbor_message",
-        "ALTER TABLE arbor_message_next RENAME TO arbor_message",
-        *attached,
-    ):
-        cur.execute(statement)
-    if row is not None:  # seq is never reused (index rowids are made of it)
-        cur.execute(f"UPDATE sqlite_sequence SET seq = max(seq, {int(row[0])}) "
-                    "WHERE name = 'arbor_message'")
+        attached)
 
 
 def _forward(apps, schema_editor):
