@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
 from tests.conftest import assistant_msg, user_msg
 
@@ -50,3 +51,25 @@ def test_messages_move_to_session_numbers_and_back(manager):
         *(s.id for s in sessions), fresh.id}
     assert manager.delete(sessions[0].id)
     assert _state(manager, sessions[1:]) == before[1:]
+
+
+def test_sessions_made_at_once_get_distinct_numbers_that_stay(manager):
+    from sessions_app.models import Session
+    from tests.db_both.test_concurrent_appends import run_threads
+
+    def make(i: int, barrier) -> list[str]:
+        # Outside the engine's transaction too: the ORM's save takes the number itself.
+        barrier.wait()
+        made = [manager.create(f"s{i}-{j}").id for j in range(3)]
+        now = timezone.now()
+        return made + [Session.objects.create(agent_id=manager.agent_id, name=f"o{i}-{j}",
+                                              created_at=now, updated_at=now).id
+                       for j in range(2)]
+
+    results, errors = run_threads(6, make)
+    assert errors == []
+    ids = [sid for made in results for sid in made]
+    keys = dict(Session.objects.filter(id__in=ids).values_list("id", "key"))
+    assert len(set(keys.values())) == len(ids) == 30
+    manager.rename(ids[0], "renamed")  # a save of a made row keeps its number
+    assert Session.objects.get(id=ids[0]).key == keys[ids[0]]
