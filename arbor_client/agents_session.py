@@ -20,9 +20,9 @@ refuses use after `close()`, which works called or awaited (the SDK's `SQLiteSes
 closes with `close()`, its `AsyncSQLiteSession` with `await close()`); `AsyncArborSession`
 is the async-first spelling, whose `close()` is a coroutine that waits for a call in
 flight without holding up the event loop. Beyond `SQLiteSession` it has what
-`AdvancedSQLiteSession` has, on Arbor's tree: branches (the UI's branch switcher shows the same ones), per-turn
-usage, turn queries with Arbor's search, and `run_compaction` served by Arbor's
-non-destructive compaction. `arbor_client.engine_session.LocalArborSession` is the same
+`AdvancedSQLiteSession` has, on Arbor's tree: branches (the UI's branch switcher shows the
+same ones), per-turn usage, turn queries with Arbor's search, and `run_compaction` served
+by Arbor's non-destructive compaction. `arbor_client.engine_session.LocalArborSession` is the same
 session in-process (no HTTP), for agents running inside the Django project.
 Needs only httpx at import time; the `openai-agents` package is what calls it.
 """
