@@ -190,6 +190,8 @@ ARBOR_MAX_BODY_BYTES = int(os.environ.get("ARBOR_MAX_BODY_BYTES", str(5 * 1024 *
 DATA_UPLOAD_MAX_MEMORY_SIZE = ARBOR_MAX_BODY_BYTES
 # Tool outputs longer than this are stored as a preview and a note to re-run the tool.
 ARBOR_MAX_TOOL_OUTPUT_CHARS = int(os.environ.get("ARBOR_MAX_TOOL_OUTPUT_CHARS", "100000"))
+# Versions kept per context block (README "Block versions"); the oldest are pruned first.
+ARBOR_BLOCK_VERSIONS = int(os.environ.get("ARBOR_BLOCK_VERSIONS", "1000"))
 # Skill files (SPEC §4): a local folder unless STORAGES["skills"] names another backend.
 ARBOR_SKILLS_DIR = os.environ.get("ARBOR_SKILLS_DIR", str(BASE_DIR / "skills"))
 ARBOR_LLM_BASE_URL = os.environ.get("ARBOR_LLM_BASE_URL", "")

@@ -130,7 +130,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         if user is not None and user.is_authenticated and user.is_active \
                 and header(self.scope, b"origin") is not None:
-            return Principal(user_id=user.pk)
+            return Principal(user_id=user.pk, door="ui")
         return None
 
     async def _refuse(self, code: str, detail: str, close_code: int) -> None:
