@@ -27,6 +27,7 @@ from websockets.exceptions import ConnectionClosed
 from memory_core import SessionManager
 from sessions_app import models
 from sessions_app.auth import create_key
+from tests.api.test_daphne_streaming import LAUNCH as FAKE_MODEL  # paced by the delay
 from tests.conftest import make_agent
 from tests.live_server import database_url, running_daphne
 
@@ -36,7 +37,7 @@ APP = "arbor-pool-test"  # the worker's application_name
 POOL_MAX = 5
 CLIENTS = 100
 SESSIONS = 20  # clients share sessions, five each: appends to one session queue on its row
-ROUNDS = 3  # per client: an append, then a history read
+ROUNDS = 2  # per client: an append, then a history read
 
 
 def worker_env(**extra: str) -> dict[str, str]:
@@ -174,17 +175,20 @@ def test_a_request_that_cannot_get_a_connection_in_time_answers_503_with_retry_a
     cookies = {"sessionid": client.cookies["sessionid"].value}
     headers = {"Authorization": f"Bearer {key}"}
     env = worker_env(ARBOR_DB_POOL_MAX="1", ARBOR_DB_POOL_TIMEOUT="0.5")
+    appended: list[int] = []
     with running_daphne(tmp_path, env=env) as base:
         api = f"{base}/api/v1/sessions/{session_id}"
-        with session_row_locked(session_id), httpx.Client(timeout=30) as http:
-            blocked = threading.Thread(target=lambda: http.post(
-                f"{api}/messages", json=message("waits"), headers=headers))
+        with session_row_locked(session_id):
+            blocked = threading.Thread(target=lambda: appended.append(httpx.post(
+                f"{api}/messages", json=message("waits"), headers=headers,
+                timeout=30).status_code))
             blocked.start()
             wait_for_worker_blocked_on_lock()
 
-            read = http.get(f"{api}/history", headers=headers)
-            page = http.get(f"{base}/", cookies=cookies)
-            health = http.get(f"{base}/health")
+            read = http_get(f"{api}/history", headers)
+            with httpx.Client(cookies=cookies, timeout=30) as browser:
+                page = browser.get(f"{base}/")
+            health = http_get(f"{base}/health", {})
             socket_frame, close_code = asyncio.run(refused_socket(base, session_id, key))
         blocked.join(30)
         after = http_get(f"{api}/history", headers)
@@ -202,6 +206,7 @@ def test_a_request_that_cannot_get_a_connection_in_time_answers_503_with_retry_a
     assert socket_frame["type"] == "error" and socket_frame["code"] == "unavailable"
     assert close_code == 4503
     # Once the held connection is back, the worker answers again.
+    assert appended == [201]
     assert after.status_code == 200 and [m["parts"][0]["text"] for m in
                                           after.json()["messages"]] == ["waits"]
     assert "no database connection" in log and "Traceback" not in log, log
@@ -212,13 +217,6 @@ def http_get(url: str, headers: dict[str, str]) -> httpx.Response:
 
 
 # --- connections given back ---------------------------------------------------------------
-
-FAKE_MODEL = (
-    "from tests.api.fake_llm import patch_for_subprocess; patch_for_subprocess(); "
-    "import sys; from daphne.cli import CommandLineInterface; "
-    "CommandLineInterface().run(sys.argv[1:])"
-)
-
 
 def test_a_streaming_chat_turn_holds_no_connection_while_its_model_thinks(
         transactional_db, tmp_path):
