@@ -54,8 +54,7 @@ STATUS: dict[type[Exception], int] = {
 }
 CODES_BY_STATUS = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                    405: "method_not_allowed", 409: "conflict", 413: "too_large",
-                   422: "invalid", 429: "throttled", 502: "bad_gateway",
-                   503: db_pool.CODE}
+                   422: "invalid", 429: "throttled", 502: "bad_gateway"}
 
 
 def status_of(exc: ArborError) -> int:
@@ -170,12 +169,9 @@ def install(api: NinjaAPI) -> None:
         return respond(request, 404, error_body("not found", "not_found"))
 
     def database_error(request: HttpRequest, exc: OperationalError) -> HttpResponse:
-        if not db_pool.no_connection(exc):
-            return server_error(request, exc)
-        db_pool.refused(f"{request.method} {request.path}")
-        response = respond(request, 503, error_body(db_pool.DETAIL, db_pool.CODE))
-        response["Retry-After"] = str(db_pool.RETRY_AFTER_SECONDS)
-        return response
+        if db_pool.no_connection(exc):
+            return db_pool.answer(request)  # 503, Retry-After
+        return server_error(request, exc)
 
     def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
         log.exception("unhandled error in %s %s", request.method, request.path)
