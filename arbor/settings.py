@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from arbor import secret_key
 
@@ -46,6 +47,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A view that got no database connection in time answers 503, not 500 (db_pool.py).
+    "sessions_app.middleware.NoConnection",
     # Last: a write's live events go out after its response (and the chain runs sync).
     "sessions_app.middleware.EventsAfterResponse",
 ]
@@ -72,10 +75,13 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------
 # SQLite file by default; DATABASE_URL=postgres://... for scale.
 # An empty DATABASE_URL means the default, as an unset one does.
+# No persistent connections (CONN_MAX_AGE=0) on either database: under ASGI each request's
+# sync code runs in a thread of its own, and a connection kept per thread outlived its
+# thread, one per request, until Postgres refused every client (issue 25).
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'arbor.sqlite3'}",
-        conn_max_age=int(os.environ.get("ARBOR_CONN_MAX_AGE", "60")),
+        conn_max_age=0,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -94,17 +100,31 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": os.environ.get("ARBOR_TEST_SQLITE", str(BASE_DIR / ".test-arbor.sqlite3"))
     }
-    # Persistent connections are per thread; SQLite opens cheaply.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and os.environ.get(
-    "ARBOR_PG_PREPARED", "1"
-) == "1":
-    # Server-side binding lets psycopg prepare the hot statements (append, path) after a
-    # few uses instead of re-planning them every call. Set ARBOR_PG_PREPARED=0 behind
-    # PgBouncer < 1.21 in transaction mode, which cannot keep prepared statements.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"server_side_binding": True, "prepare_threshold": 5}
-    )
+
+# Postgres: each worker process borrows connections from one bounded pool (Django's psycopg
+# pool): a request takes one at its first query and gives it back when it ends. One that
+# waits longer than ARBOR_DB_POOL_TIMEOUT seconds answers 503 with Retry-After
+# (sessions_app/db_pool.py). Size: workers x ARBOR_DB_POOL_MAX, plus room for psql and
+# maintenance, must stay under the server's max_connections (README, "Running on
+# PostgreSQL"). ARBOR_DB_POOL_MAX=0: no pool, a connection per request (behind PgBouncer).
+ARBOR_DB_POOL_MAX = int(os.environ.get("ARBOR_DB_POOL_MAX", "20"))
+ARBOR_DB_POOL_MIN = min(int(os.environ.get("ARBOR_DB_POOL_MIN", "2")), ARBOR_DB_POOL_MAX)
+ARBOR_DB_POOL_TIMEOUT = float(os.environ.get("ARBOR_DB_POOL_TIMEOUT", "5"))
+if ARBOR_DB_POOL_MAX < 0 or ARBOR_DB_POOL_MIN < 0 or ARBOR_DB_POOL_TIMEOUT <= 0:
+    raise ImproperlyConfigured(
+        "ARBOR_DB_POOL_MAX and ARBOR_DB_POOL_MIN must be 0 or more (MAX 0: no pool), "
+        "ARBOR_DB_POOL_TIMEOUT a number of seconds above 0")
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    pg_options = DATABASES["default"].setdefault("OPTIONS", {})
+    if ARBOR_DB_POOL_MAX:
+        pg_options["pool"] = {"min_size": ARBOR_DB_POOL_MIN, "max_size": ARBOR_DB_POOL_MAX,
+                              "timeout": ARBOR_DB_POOL_TIMEOUT, "name": "arbor"}
+    if os.environ.get("ARBOR_PG_PREPARED", "1") == "1":
+        # Server-side binding lets psycopg prepare the hot statements (append, path) after
+        # a few uses instead of re-planning them every call; a pooled connection keeps
+        # them from one request to the next. Set ARBOR_PG_PREPARED=0 behind PgBouncer
+        # < 1.21 in transaction mode, which cannot keep prepared statements.
+        pg_options.update({"server_side_binding": True, "prepare_threshold": 5})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
