@@ -10,6 +10,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
+from . import busy
 from . import chat as chat_turn
 from .async_steps import aturn
 from .config import SessionConfig, default_config
@@ -311,7 +312,10 @@ class Session(ContextMethods):
         STOP_CHECK_SECONDS, keeps the partial answer (metadata.interrupted) and ends with
         `done`. A non-streaming turn stops only between model calls (before the next step
         of its tool loop). Returns False, storing nothing, when no turn is running
-        (status not "thinking")."""
+        (status not "thinking"). A turn that died with its process (busy.py) is not
+        waited for: the session is freed, status "error", and this returns False."""
+        if busy.free_if_gone(self):
+            return False
         with self.storage.transaction():
             stopping = self.storage.set_stop(self.id, requested=True)
             if stopping:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import Any, Protocol
 
 from .messages import Message, NewMessage, SessionInfo
@@ -142,6 +143,24 @@ class SessionStorage(ContextStorage, Protocol):
 
     def stop_requested(self, session_id: str) -> bool:
         """Whether a stop was requested since the running turn started."""
+
+    def claim_turn(
+        self, session_id: str, turn_id: str, *, status: str,
+        stale_before: datetime | None = None, replacing: str | None = None,
+    ) -> bool:
+        """Take the session's turn claim for turn_id in one statement (memory_core/busy.py):
+        when no turn holds it or its holder was last seen before stale_before, or (with
+        replacing) from that holder only. Sets the status, forgets any stop request.
+        Returns whether taken."""
+
+    def turn_holder(self, session_id: str) -> tuple[str | None, datetime | None]:
+        """(the claim's turn id or None, when it was last refreshed). Raises NotFound."""
+
+    def touch_turn(self, session_id: str, turn_id: str) -> None:
+        """The claim's holder is alive: refresh it (nothing when turn_id lost it)."""
+
+    def release_turn(self, session_id: str, turn_id: str, *, status: str) -> bool:
+        """Free the claim and set the status, only while turn_id holds it."""
 
     # --- registry -------------------------------------------------------------
     def create_session(

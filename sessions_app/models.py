@@ -9,6 +9,7 @@ import orjson
 from django.conf import settings
 from django.db import connections, models, router, transaction
 
+from memory_core import busy
 from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_NAME, MAX_REASON, MAX_ROW_ID_LENGTH
 from memory_core.messages import project_text
 
@@ -74,6 +75,10 @@ class Session(models.Model):
     # Session.request_stop(): the running chat turn (in any thread or worker process)
     # checks for it while it streams; cleared when a turn starts.
     stop_requested_at = models.DateTimeField(null=True, blank=True)
+    # The running turn's claim (memory_core/busy.py): who holds it, and when it last
+    # said it was alive. One turn at a time per session, whichever door started it.
+    turn_id = models.CharField(max_length=200, null=True, blank=True)
+    turn_seen_at = models.DateTimeField(null=True, blank=True)
     # Set once any message gets a sibling (a branch or a second root). While unset, the
     # path to a leaf is every message up to it in order: history reads one index range
     # instead of walking parent pointers. Only a hint: the read checks the chain anyway.
@@ -91,6 +96,11 @@ class Session(models.Model):
 
     def __str__(self) -> str:
         return self.name or self.id
+
+    @property
+    def shown_status(self) -> str:
+        """The status to show: a turn that died mid-way shows as "error" (busy.py)."""
+        return busy.shown_status(self.status, self.turn_seen_at)
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if self.key is not None:

@@ -87,13 +87,15 @@ async def _sse(first: dict[str, Any] | None, events: Iterator[dict[str, Any]]
 
 
 @router.post("/sessions/{aid:session_id}/chat",
-             response={200: MessageOut, **errors(404, 413, 422, 502)}, openapi_extra=STREAM_DOC)
+             response={200: MessageOut, **errors(404, 409, 413, 422, 502)},
+             openapi_extra=STREAM_DOC)
 def chat(request: HttpRequest, session_id: str, body: ChatIn) -> Any:
     """Run one assistant turn: the user message is stored (under parent_id, else the latest
     leaf; root: as a new root), then the frozen prompt, history and tools go to the model,
     tool calls run until it answers, and every step is stored. With `regenerate` instead
     of content: a new answer beside that assistant message (404 unknown, 422 not an
-    assistant message)."""
+    assistant message). One turn at a time per session: 409 `conflict` while another
+    runs (from any door), storing nothing."""
     session = session_for(request.auth, session_id)
     if body.regenerate is not None:
         turn = session.regenerate(body.regenerate, stream=body.stream)

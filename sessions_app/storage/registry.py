@@ -37,7 +37,7 @@ def _info(row: models.Session) -> SessionInfo:
         message_count=row.message_count,
         created_at=row.created_at,
         updated_at=row.updated_at,
-        status=row.status,
+        status=row.shown_status,
     )
 
 
