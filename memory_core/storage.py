@@ -231,11 +231,17 @@ class SessionStorage(ContextStorage, Protocol):
         come after their parents), in one query. Raises NotFound."""
 
     def path_page(
-        self, session_id: str, leaf_id: str | None, *, limit: int, before_id: str | None
+        self, session_id: str, leaf_id: str | None, *, limit: int, before_id: str | None,
+        on_path: bool = False,
     ) -> PathPage:
         """The last `limit` messages of the path to leaf_id (default: the latest leaf), or
         the `limit` ancestors of before_id, oldest first, with their siblings' positions;
-        a fixed number of queries whatever the path's length. Raises NotFound."""
+        a fixed number of queries whatever the path's length. on_path: before_id must be
+        the leaf or one of its ancestors (else InvalidInput). Raises NotFound."""
+
+    def views(self, session_id: str) -> tuple[list[Compaction], dict[tuple[str, str], Any]]:
+        """What changes how the session's paths read, in one query: its overlays (oldest
+        first) and unloaded skills ((label, key) -> unloaded_at), as path() gives them."""
 
     def path(
         self, session_id: str, leaf_id: str | None, *, with_overlays: bool,

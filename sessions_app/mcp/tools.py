@@ -91,8 +91,9 @@ def _list_sessions(scope: McpScope) -> Tool:
 def _read_history(scope: McpScope) -> Tool:
     def run(args: Mapping[str, Any]) -> str:
         session = scope.session(args.get("session_id"))
-        got = session.get_path_page(args.get("leaf_id"), limit=args.get("limit")
-                                    or DEFAULT_HISTORY_PAGE, before_id=args.get("before_id"))
+        got = session.get_history_page(
+            args.get("leaf_id"), limit=args.get("limit") or DEFAULT_HISTORY_PAGE,
+            before_id=args.get("before_id"), raw=bool(args.get("raw")))
         data = got.to_dict()
         data["session_id"] = session.id
         data["next_before_id"] = got.messages[0].id if got.has_more and got.messages else None
@@ -103,12 +104,14 @@ def _read_history(scope: McpScope) -> Tool:
         "latest message), oldest first, the last `limit` messages. has_more says older "
         "ones exist: pass next_before_id as before_id for the page before. Each message "
         "has its id, parent_id, role, parts and created_at; `siblings` tells where it "
-        "stands among its branches."), _schema({
+        "stands among its branches. A summary (compaction) stands in for the messages it "
+        "summarises unless raw."), _schema({
             **_session_arg(scope),
             "leaf_id": {**_ID, "description": "The message the branch ends at."},
             "before_id": {**_ID, "description": "Read the messages before this one."},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PATH_PAGE,
                       "description": f"How many messages (default {DEFAULT_HISTORY_PAGE})."},
+            "raw": {"type": "boolean", "description": "The stored messages, no summaries."},
         }, _session_required(scope)), run)
 
 

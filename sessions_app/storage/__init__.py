@@ -185,6 +185,7 @@ class OrmStorage:
     # branches.py
     newest_leaf_under = _On("branches")
     path_page = _On("branches")
+    views = _On("branches")
 
     # overlays.py
     add_compaction = _On("overlays")

@@ -233,3 +233,27 @@ def path_page(anchor: str) -> str:
 
 PAGE_TO_ID = path_page(ID_ANCHOR)
 PAGE_TO_LATEST = path_page(LATEST_ANCHOR)
+
+
+def on_path(anchor: str) -> str:
+    """(the leaf's id, whether the message before_id is that leaf or one of its
+    ancestors). The walk up from the leaf stops at before_id's seq, since parents come
+    before their children: it reads the path between the two only. Params: the session
+    id and before_id, then the anchor's."""
+    return f"""
+    WITH RECURSIVE b(seq) AS (
+        SELECT seq FROM arbor_message WHERE {ID_ANCHOR}
+    ),
+    up(seq, parent_seq, message_id) AS (
+        SELECT seq, parent_seq, message_id FROM arbor_message WHERE {anchor}
+        UNION ALL
+        SELECT m.seq, m.parent_seq, up.message_id
+        FROM up JOIN arbor_message m ON m.seq = up.parent_seq
+        WHERE up.seq > (SELECT seq FROM b)
+    )
+    SELECT max(message_id), max(CASE WHEN seq = (SELECT seq FROM b) THEN 1 ELSE 0 END)
+    FROM up"""
+
+
+ON_PATH_TO_ID = on_path(ID_ANCHOR)
+ON_PATH_TO_LATEST = on_path(LATEST_ANCHOR)
