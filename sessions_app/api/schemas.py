@@ -329,6 +329,11 @@ class PathsOut(Schema):
 
 
 # ------------------------------------------------------------------- search
+class HitCopyOut(Schema):
+    session_id: str
+    message_id: str
+
+
 class SearchHitOut(Schema):
     id: str
     session_id: str
@@ -346,6 +351,9 @@ class SearchHitOut(Schema):
                                       "results, on the same subject, that reads as a "
                                       "correction of this one (it ranks above it); null if none.")
     copies: int = Field(1, description="How many hits had this very text; the newest is shown.")
+    other_copies: list[HitCopyOut] = Field(
+        default_factory=list, description="Where the other copies are (a fork's copy and its "
+        "original, say): each one's session_id and message_id, best-ranked first.")
 
 
 class SearchOut(Schema):

@@ -61,7 +61,8 @@ def talk(session: Session, n: int) -> list[Any]:
 # Reads: public methods that write nothing a subscriber sees.
 SESSION_READS = {
     "get_message", "get_history", "get_latest_leaf", "get_branches", "get_path_length",
-    "get_newest_leaf_under", "get_path_page", "get_tree", "get_message_count", "search", "get_compactions", "compaction_status",
+    "get_newest_leaf_under", "get_path_page", "get_history_page", "get_leaf_paths",
+    "get_tree", "get_message_count", "search", "get_compactions", "compaction_status",
     "get_context_block", "get_context_blocks", "get_context_entry", "system_prompt_status",
     "preview_system_prompt",
     "get_loaded_skills", "tools",
