@@ -78,9 +78,10 @@ class Branches:
         """The page's leaf (the one given, else the latest), once before_id is known to
         be on its path. Raises NotFound, InvalidInput."""
         if leaf_id is None:
-            cur.execute(sql.ON_PATH_TO_LATEST, [session_id, before_id, session_id])
+            cur.execute(sql.ON_PATH_TO_LATEST, [session_id, before_id, session_id, session_id])
         else:
-            cur.execute(sql.ON_PATH_TO_ID, [session_id, before_id, session_id, leaf_id])
+            cur.execute(sql.ON_PATH_TO_ID,
+                        [session_id, before_id, session_id, session_id, leaf_id])
         found, on = cur.fetchone()
         if found is None and leaf_id is not None:
             raise _missing(session_id, leaf_id)

@@ -41,6 +41,11 @@ def test_a_compacted_history_page_query_count_does_not_grow(manager, session, le
 
 def test_history_page_refuses_bad_values(manager, session):
     ids = _grow(manager, session, 3)
+    # Unbranched: a message after the leaf is not on its path; one before it is.
+    with pytest.raises(InvalidInput, match="not on the path"):
+        session.get_history_page(leaf_id=ids[0], before_id=ids[2])
+    assert [m.id for m in session.get_history_page(leaf_id=ids[1], before_id=ids[1])
+            .messages] == ids[:1]
     branch = session.append_message(user_msg("side"), parent_id=ids[0])
     for limit in (0, -1, 501, True, "5"):
         with pytest.raises(InvalidInput):
