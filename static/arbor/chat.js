@@ -65,7 +65,19 @@
   async function refresh(id) {
     const content = await fragment(`${base}messages/${encodeURIComponent(id)}/`);
     const old = article(id);
-    if (content && old) place(content, old);
+    if (!content || !old) return;
+    // Someone editing this message keeps their open editor and what they typed.
+    const form = old.querySelector(".edit-form");
+    const editing = form && !form.hidden ? form.querySelector("textarea") : null;
+    const draft = editing && { value: editing.value, focused: document.activeElement === editing };
+    place(content, old);
+    const fresh = article(id);
+    if (draft && fresh && fresh.querySelector(".edit-form")) {
+      toggleEdit(fresh, true);
+      const area = fresh.querySelector(".edit-form textarea");
+      area.value = draft.value;
+      if (!draft.focused) area.blur();
+    }
   }
 
   async function appendMessage(id) {
