@@ -19,6 +19,7 @@ from memory_core.context import specs_from_templates
 
 from .. import models
 from ..agents import delete_agent
+from ..lifecycle import actor
 from .lists import (
     LargeTableAdmin,
     _summary,
@@ -72,6 +73,7 @@ class AgentAdmin(LargeTableAdmin):
                         {"sessions": totals["sessions"], "messages": totals["messages"] or 0})
 
     def delete_model(self, request: HttpRequest, obj: models.Agent) -> None:
+        actor.set_admin(request.user)  # the erasure log names who
         delete_agent(obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[models.Agent]) -> None:

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 from memory_core import ArborError, SessionManager
 
 from .. import models
+from ..lifecycle import actor
 from .display import (
     _engine,
     blocks_html,
@@ -160,8 +161,10 @@ class SessionAdmin(LargeTableAdmin):
             "messages": sum(s.message_count for s in sessions), "compactions": overlays})
 
     def delete_model(self, request: HttpRequest, obj: models.Session) -> None:
+        actor.set_admin(request.user)  # the erasure log names who
         SessionManager.for_agent(obj.agent_id).delete(obj.id)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[models.Session]) -> None:
+        actor.set_admin(request.user)  # the erasure log names who
         for agent_id, session_id in queryset.values_list("agent_id", "id"):
             SessionManager.for_agent(agent_id).delete(session_id)
