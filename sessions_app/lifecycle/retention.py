@@ -17,13 +17,13 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory_core import InvalidInput
+from memory_core.limits import MAX_RETENTION_DAYS, MAX_RETENTION_SESSIONS
 
 from .. import models
 from ..access import manager_for
 from . import actor, erasure
 
-MAX_AGE_DAYS = 36_500  # a hundred years: past it a value is a mistake, not a policy
-MAX_SESSIONS = 10_000_000
+MAX_AGE_DAYS, MAX_SESSIONS = MAX_RETENTION_DAYS, MAX_RETENTION_SESSIONS
 BUSY = ("thinking", "compacting")  # a turn or a compaction is writing to it now
 
 
@@ -101,7 +101,7 @@ def apply_all(*, agent_id: str | None = None, dry_run: bool = False,
     return [apply(a, dry_run=dry_run, at=at) for a in agents]
 
 
-def set_pinned(session: models.Session, pinned: bool) -> None:
+def set_pinned(session_id: str, pinned: bool) -> None:
     """Pin or unpin a session (its last update stays what it was: pinning is not a
     write to the conversation)."""
-    models.Session.objects.filter(id=session.id).update(pinned=pinned)
+    models.Session.objects.filter(id=session_id).update(pinned=pinned)

@@ -39,6 +39,7 @@ def _info(row: models.Session) -> SessionInfo:
         created_at=row.created_at,
         updated_at=row.updated_at,
         status=row.status,
+        pinned=row.pinned,
     )
 
 
