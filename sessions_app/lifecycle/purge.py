@@ -20,7 +20,7 @@ from django.db import connection
 from django.db.backends.signals import connection_created
 from django.utils import timezone
 
-from .. import dialects, models
+from .. import models
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,8 @@ def purge() -> dict[str, Any]:
 
 
 def _sqlite() -> dict[str, Any]:
+    from .. import dialects  # (late: dialects imports the storage, which imports erasure)
+
     connection.ensure_connection()
     raw = connection.connection
     steps = 0
