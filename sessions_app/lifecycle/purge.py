@@ -16,7 +16,7 @@ import logging
 import time
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.backends.signals import connection_created
 from django.utils import timezone
 
@@ -41,9 +41,17 @@ def install() -> None:
     connection_created.connect(_secure, dispatch_uid="arbor-secure-delete")
 
 
+def purge_after_commit() -> None:
+    """Purge once the current transaction (if any) has committed: a purge cannot run in
+    one, and what it clears must be deleted first."""
+    transaction.on_commit(purge, robust=True)
+
+
 def purge() -> dict[str, Any]:
     """Clear deleted content out of the database; what it did. Outside any transaction
     (Postgres' VACUUM and SQLite's checkpoint cannot run in one)."""
+    if connection.in_atomic_block:
+        raise RuntimeError("purge runs outside a transaction (purge_after_commit)")
     started = time.monotonic()
     last = models.Erasure.objects.order_by("-id").values_list("id", flat=True).first()
     if connection.vendor == "sqlite":

@@ -68,7 +68,7 @@ def policy_run() -> list[retention.Outcome]:
         if mine:
             outcomes = retention.apply_all()
     if any(o.sessions for o in outcomes):
-        purge.purge()
+        purge.purge_after_commit()
     return outcomes
 
 

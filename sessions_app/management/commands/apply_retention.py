@@ -31,4 +31,4 @@ class Command(BaseCommand):
             self.stdout.write(f"agent {o.agent_id}: {verb} {len(o.sessions)} sessions "
                               f"({o.messages} messages)")
         if not dry and any(o.sessions for o in outcomes):
-            purge.purge()
+            purge.purge_after_commit()
