@@ -85,6 +85,9 @@ def _sqlite() -> dict[str, Any]:
                 if raw.total_changes - before <= 1:  # only the command's own row: done
                     break
         dialects.current().give_back_free_pages(cur)
+    # A fresh cursor: on the one that stepped incremental_vacuum, the checkpoint answers
+    # (0, -1, -1) without running.
+    with connection.cursor() as cur:
         cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         busy, wal_pages, _ = cur.fetchone()
     return {"vendor": "sqlite", "merge_steps": steps, "wal_truncated": not busy,
