@@ -19,7 +19,7 @@ from memory_core.context import specs_from_templates
 
 from .. import models
 from ..agents import delete_agent
-from ..lifecycle import actor
+from ..lifecycle import actor, retention
 from .lists import (
     LargeTableAdmin,
     _summary,
@@ -41,6 +41,15 @@ class AgentForm(forms.ModelForm):
         except InvalidInput as exc:
             raise forms.ValidationError(exc.detail) from exc
         return value
+
+    def clean(self) -> Any:
+        data = super().clean()
+        try:
+            retention.check(max_age_days=data.get("retention_max_age_days"),
+                            max_sessions=data.get("retention_max_sessions"))
+        except InvalidInput as exc:
+            raise forms.ValidationError(exc.detail) from exc
+        return data
 
 
 @admin.register(models.Agent)

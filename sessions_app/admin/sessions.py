@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from memory_core import ArborError, SessionManager
 
 from .. import models
-from ..lifecycle import actor
+from ..lifecycle import actor, retention
 from .display import (
     _engine,
     blocks_html,
@@ -53,8 +53,8 @@ class SessionAdmin(LargeTableAdmin):
                        "compactions", "status", "compaction_error", "compaction_failed_at",
                        "system_prompt", "context_blocks")
     fieldsets = (
-        (None, {"fields": ("name", "id", "agent", "parent_session", "model", "source",
-                           "end_reason")}),
+        (None, {"fields": ("name", "pinned", "id", "agent", "parent_session", "model",
+                           "source", "end_reason")}),
         ("Usage", {"fields": ("input_tokens", "output_tokens", "estimated_cost",
                               "message_count", "search_tokens", "created_at", "updated_at")}),
         ("Context", {"fields": ("system_prompt", "context_blocks")}),
@@ -153,6 +153,8 @@ class SessionAdmin(LargeTableAdmin):
     def save_model(self, request: HttpRequest, obj: models.Session, form: Any, change: bool) -> None:
         if change and "name" in form.changed_data:
             SessionManager.for_agent(obj.agent_id).rename(obj.id, form.cleaned_data["name"])
+        if change and "pinned" in form.changed_data:
+            retention.set_pinned(obj.id, form.cleaned_data["pinned"])
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, ...]:
         sessions = list(objs)
