@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from arbor import secret_key
@@ -32,6 +34,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",  # "3 minutes ago" in the session list
     "channels",
     "django_htmx",
+    "axes",  # failed sign-ins lock out (sessions_app/login_throttle.py)
     "ninja",  # serves the API docs page's assets locally instead of from a CDN
     "sessions_app",
 ]
@@ -40,6 +43,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves static files (admin, API docs) under daphne, with DEBUG on or off.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "sessions_app.csp.Middleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "sessions_app.middleware.Common",  # Django's CommonMiddleware, one resolve less
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -49,6 +53,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # A view that got no database connection in time answers 503, not 500 (db_pool.py).
     "sessions_app.middleware.NoConnection",
+    # A sign-in refused for too many failures becomes the 429 page (login_throttle.py).
+    "axes.middleware.AxesMiddleware",
     # Last: a write's live events go out after its response (and the chain runs sync).
     "sessions_app.middleware.EventsAfterResponse",
 ]
@@ -144,6 +150,11 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = os.environ.get("ARBOR_STATIC_ROOT") or None
 
+# The first backend refuses any sign-in while its username or address is locked out.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -173,6 +184,54 @@ if not ARBOR_HTTPS:
         "security.W012",  # session cookie must travel over http here; ARBOR_HTTPS=1 secures it
         "security.W016",  # CSRF cookie likewise; ARBOR_HTTPS=1 secures it
     ]
+
+# --- Sign-in throttling (django-axes; the rule is in sessions_app/login_throttle.py) ----
+# The Nth wrong password for one username, or the Mth from one address, locks it until
+# ARBOR_LOGIN_COOLOFF seconds after the last failure, for the app's and the admin's
+# sign-in pages; the page (429, Retry-After) says when. Admins unlock in the admin
+# (Access attempts) or with `manage.py axes_reset_username <name>`.
+ARBOR_LOGIN_FAILURES = int(os.environ.get("ARBOR_LOGIN_FAILURES", "5"))
+# An address is shared by everyone behind one NAT or proxy, so it gets a larger budget.
+ARBOR_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("ARBOR_LOGIN_FAILURES_PER_ADDRESS", "20"))
+ARBOR_LOGIN_COOLOFF = int(os.environ.get("ARBOR_LOGIN_COOLOFF", "900"))
+AXES_FAILURE_LIMIT = ARBOR_LOGIN_FAILURES
+AXES_COOLOFF_TIME = timedelta(seconds=ARBOR_LOGIN_COOLOFF)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks; order matters to the handler
+AXES_HANDLER = "sessions_app.login_throttle.Handler"
+AXES_LOCKOUT_CALLABLE = "sessions_app.login_throttle.locked_out"
+# A refused attempt while locked does not push the end back, so the page's time holds.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Not reset on success: one account's right password would wipe its address's failures,
+# and with them the counts of the other usernames tried from there.
+AXES_RESET_ON_SUCCESS = False
+AXES_DISABLE_ACCESS_LOG = True  # failures only: successful sign-ins are not recorded
+AXES_VERBOSE = False
+# Behind N reverse proxies, set ARBOR_PROXY_COUNT=N so the address is the client's (from
+# X-Forwarded-For), not the proxy's, which would lock everyone out together.
+ARBOR_PROXY_COUNT = int(os.environ.get("ARBOR_PROXY_COUNT", "0"))
+if ARBOR_PROXY_COUNT:
+    AXES_IPWARE_PROXY_COUNT = ARBOR_PROXY_COUNT
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+
+# --- Content-Security-Policy (django-csp; sessions_app/csp.py adds the socket's host) ----
+# Scripts only from our own files: no inline <script>, no on*= handlers, no eval (htmx is
+# told not to either, in base.html). Inline style *attributes* stay allowed (the usage
+# gauges' widths, the admin's templates, Swagger UI); style sheets come from files only.
+# Images: ours and data: URIs (Swagger UI's and the admin's icons).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],  # the page's own ws:// and wss:// are added per request
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # --- Channels -------------------------------------------------------------
 # Several workers share events through Redis; one process (`make run`) needs nothing.
