@@ -61,3 +61,7 @@ def strip_nul(text: str) -> str:
 def is_id(value: Any, *, max_length: int = MAX_ID_LENGTH) -> TypeGuard[str]:
     """A string the id columns can hold: 1 to max_length characters, no NUL."""
     return isinstance(value, str) and 0 < len(value) <= max_length and NUL not in value
+
+# Retention policies (sessions_app/lifecycle): past these a value is a mistake, not a policy.
+MAX_RETENTION_DAYS = 36_500  # a hundred years
+MAX_RETENTION_SESSIONS = 10_000_000

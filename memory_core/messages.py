@@ -81,6 +81,7 @@ class SessionInfo(Mappable):
     created_at: datetime
     updated_at: datetime
     status: str = "idle"
+    pinned: bool = False  # never removed by a retention policy
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

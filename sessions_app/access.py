@@ -15,6 +15,7 @@ from memory_core.versions import Writer
 
 from . import models
 from .auth import Principal
+from .lifecycle import actor
 
 
 def _plausible(value: Any) -> bool:
@@ -37,6 +38,7 @@ def agents_of(principal: Principal) -> Any:
 
 def agent_for(principal: Principal, agent_id: str) -> models.Agent:
     """The principal's agent with this id. Raises NotFound."""
+    actor.set_principal(principal)  # what it deletes is logged as the principal's
     row = agents_of(principal).filter(id=agent_id).first() if _plausible(agent_id) else None
     if row is None:
         raise NotFound(f"agent {agent_id} not found")
@@ -56,6 +58,7 @@ def _agent_looked_up(principal: Principal, session_id: str) -> str | None:
 
 def session_row_for(principal: Principal, session_id: str) -> models.Session:
     """The registry row of the principal's session with this id. Raises NotFound."""
+    actor.set_principal(principal)
     agent_id = _agent_looked_up(principal, session_id)
     if agent_id is not None:
         return models.Session(id=session_id, agent_id=agent_id)
@@ -74,6 +77,7 @@ def session_row_for(principal: Principal, session_id: str) -> models.Session:
 def session_for(principal: Principal, session_id: str) -> Session:
     """The engine Session for the principal's session with this id, its block writes
     recorded as the principal's (its door and key or user id). Raises NotFound."""
+    actor.set_principal(principal)
     agent_id = _agent_looked_up(principal, session_id)
     if agent_id is not None:  # no row to make
         session = manager_for(agent_id).bind(session_id)

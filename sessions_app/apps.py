@@ -9,8 +9,10 @@ class SessionsAppConfig(AppConfig):
     def ready(self) -> None:
         from . import engine_config, sqlite_index, wal
         from .checks import require_fts5
+        from .lifecycle import purge
 
         require_fts5()
         engine_config.install()
         wal.install()
         sqlite_index.install()
+        purge.install()

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.middleware.common import CommonMiddleware
 
 from . import db_pool, events
+from .lifecycle import actor
 
 
 class Common(CommonMiddleware):
@@ -65,6 +66,7 @@ class EventsAfterResponse:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         events.hold()
+        actor.clear()  # a deletion is logged as this request's, never an earlier one's
         try:
             response = self.get_response(request)
         except BaseException:

@@ -29,6 +29,13 @@ class Agent(models.Model):
     name = models.CharField(max_length=MAX_NAME)
     # Block templates every new session starts with (SPEC §9 block template shape).
     context = models.JSONField(default=list, blank=True)
+    # Retention (sessions_app/lifecycle/retention.py): null keeps sessions forever.
+    retention_max_age_days = models.IntegerField(
+        null=True, blank=True, help_text="Delete sessions not updated for this many days "
+        "(pinned sessions stay). Empty: keep forever.")
+    retention_max_sessions = models.IntegerField(
+        null=True, blank=True, help_text="Keep only this many most recently updated "
+        "sessions (pinned sessions stay and do not count). Empty: no limit.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -83,6 +90,8 @@ class Session(models.Model):
     # path to a leaf is every message up to it in order: history reads one index range
     # instead of walking parent pointers. Only a hint: the read checks the chain anyway.
     branched = models.BooleanField(default=False, db_default=False)
+    # A pinned session is never removed by a retention policy.
+    pinned = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     # A small number for the session, given when the row is made and never changed: its
@@ -374,6 +383,44 @@ class BlockVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} v{self.number}"
+
+
+class Erasure(models.Model):
+    """One deletion or policy run (sessions_app/lifecycle/erasure.py): when, who, what
+    scope and how much; never any content. Plain ids, so the log outlives what it names.
+    `purged_at`: when `purge` last cleared the database files after it."""
+
+    id = models.BigAutoField(primary_key=True)
+    created_at = models.DateTimeField(db_index=True)
+    owner_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    agent_id = models.CharField(max_length=MAX_ROW_ID_LENGTH, db_index=True)
+    session_id = models.CharField(max_length=MAX_ROW_ID_LENGTH, null=True, blank=True)
+    # messages (some of a session's), clear (all of them), session, agent, policy (a run)
+    scope = models.CharField(max_length=10)
+    sessions = models.IntegerField(default=0)
+    messages = models.IntegerField(default=0)
+    by = models.CharField(max_length=10)  # user, key, policy or system
+    by_id = models.CharField(max_length=64, null=True, blank=True)
+    door = models.CharField(max_length=10)  # api, ui, mcp, admin, policy, command
+    purged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "arbor_erasure"
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.scope} of {self.session_id or self.agent_id} by {self.by}"
+
+
+class LifecycleLease(models.Model):
+    """When a worker may next run a piece of background upkeep (a policy run, a purge):
+    the worker that moves `next_at` on runs it, the others skip (lifecycle/worker.py)."""
+
+    name = models.CharField(max_length=20, primary_key=True)
+    next_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "arbor_lifecycle_lease"
 
 
 # --- API keys (SPEC §9) -------------------------------------------------------

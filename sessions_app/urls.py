@@ -8,6 +8,7 @@ from django.urls import path
 from .views import actions, chat, home
 from .views import block_history as history_pages
 from .views import inspector as inspector_pages
+from .views import lifecycle as lifecycle_pages
 from .views import manage as manage_pages
 from .views import tree as tree_pages
 
@@ -39,6 +40,10 @@ urlpatterns = [
     path("keys/", manage_pages.keys, name="keys"),
     path("keys/<int:key_id>/revoke", manage_pages.revoke_key, name="key-revoke"),
     path("agents/<str:agent_id>/settings/", manage_pages.agent_settings, name="agent-settings"),
+    path("agents/<str:agent_id>/retention", lifecycle_pages.agent_retention,
+         name="agent-retention"),
+    path("agents/<str:agent_id>/export.jsonl", lifecycle_pages.agent_export,
+         name="agent-export"),
     path(S + "prompt/", inspector_pages.panel, name="prompt-panel"),
     path(S + "prompt/diff", inspector_pages.prompt_diff, name="prompt-diff"),
     path(S + "prompt/refresh", inspector_pages.refresh_prompt, name="prompt-refresh"),

@@ -8,4 +8,4 @@ engine's state as read-only HTML), and one module per model's admin, imported he
 Django registers them.
 """
 
-from . import agents, keys, messages, sessions  # noqa: F401  (each registers its admins)
+from . import agents, erasures, keys, messages, sessions  # noqa: F401  (each registers its admins)

@@ -19,6 +19,7 @@ from memory_core.context import specs_from_templates
 
 from .. import models
 from ..agents import delete_agent
+from ..lifecycle import actor, retention
 from .lists import (
     LargeTableAdmin,
     _summary,
@@ -40,6 +41,15 @@ class AgentForm(forms.ModelForm):
         except InvalidInput as exc:
             raise forms.ValidationError(exc.detail) from exc
         return value
+
+    def clean(self) -> Any:
+        data = super().clean()
+        try:
+            retention.check(max_age_days=data.get("retention_max_age_days"),
+                            max_sessions=data.get("retention_max_sessions"))
+        except InvalidInput as exc:
+            raise forms.ValidationError(exc.detail) from exc
+        return data
 
 
 @admin.register(models.Agent)
@@ -72,6 +82,7 @@ class AgentAdmin(LargeTableAdmin):
                         {"sessions": totals["sessions"], "messages": totals["messages"] or 0})
 
     def delete_model(self, request: HttpRequest, obj: models.Agent) -> None:
+        actor.set_admin(request.user)  # the erasure log names who
         delete_agent(obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[models.Agent]) -> None:

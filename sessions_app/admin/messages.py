@@ -18,6 +18,7 @@ from memory_core.limits import ROLES
 from memory_core.tree import preview
 
 from .. import models
+from ..lifecycle import actor
 from .display import (
     _engine,
     children_html,
@@ -87,10 +88,12 @@ class MessageAdmin(ReadOnlyAdmin):
         return format_html("<pre>{}</pre>", _pretty(obj.metadata))
 
     def delete_model(self, request: HttpRequest, obj: models.Message) -> None:
+        actor.set_admin(request.user)  # the erasure log names who
         # The engine re-attaches children and drops touched overlays and search rows.
         _engine(obj.session).delete_messages([obj.message_id])
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[models.Message]) -> None:
+        actor.set_admin(request.user)  # the erasure log names who
         by_session: dict[tuple[str, str], list[str]] = {}
         for agent_id, session_id, message_id in queryset.values_list(
             "session__agent_id", "session__id", "message_id"

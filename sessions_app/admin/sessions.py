@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 from memory_core import ArborError, SessionManager
 
 from .. import models
+from ..lifecycle import actor, retention
 from .display import (
     _engine,
     blocks_html,
@@ -52,8 +53,8 @@ class SessionAdmin(LargeTableAdmin):
                        "compactions", "status", "compaction_error", "compaction_failed_at",
                        "system_prompt", "context_blocks")
     fieldsets = (
-        (None, {"fields": ("name", "id", "agent", "parent_session", "model", "source",
-                           "end_reason")}),
+        (None, {"fields": ("name", "pinned", "id", "agent", "parent_session", "model",
+                           "source", "end_reason")}),
         ("Usage", {"fields": ("input_tokens", "output_tokens", "estimated_cost",
                               "message_count", "search_tokens", "created_at", "updated_at")}),
         ("Context", {"fields": ("system_prompt", "context_blocks")}),
@@ -152,6 +153,8 @@ class SessionAdmin(LargeTableAdmin):
     def save_model(self, request: HttpRequest, obj: models.Session, form: Any, change: bool) -> None:
         if change and "name" in form.changed_data:
             SessionManager.for_agent(obj.agent_id).rename(obj.id, form.cleaned_data["name"])
+        if change and "pinned" in form.changed_data:
+            retention.set_pinned(obj.id, form.cleaned_data["pinned"])
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, ...]:
         sessions = list(objs)
@@ -160,8 +163,10 @@ class SessionAdmin(LargeTableAdmin):
             "messages": sum(s.message_count for s in sessions), "compactions": overlays})
 
     def delete_model(self, request: HttpRequest, obj: models.Session) -> None:
+        actor.set_admin(request.user)  # the erasure log names who
         SessionManager.for_agent(obj.agent_id).delete(obj.id)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[models.Session]) -> None:
+        actor.set_admin(request.user)  # the erasure log names who
         for agent_id, session_id in queryset.values_list("agent_id", "id"):
             SessionManager.for_agent(agent_id).delete(session_id)

@@ -15,7 +15,19 @@ from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 
 from ..auth import ApiKeyAuth
-from . import agents, chat, context, errors, export, messages, search, sessions, tools, versions
+from . import (
+    agents,
+    chat,
+    context,
+    errors,
+    export,
+    lifecycle,
+    messages,
+    search,
+    sessions,
+    tools,
+    versions,
+)
 from .render import OrjsonRenderer
 
 api = NinjaAPI(
@@ -34,7 +46,8 @@ api = NinjaAPI(
     docs_url="/docs",
 )
 errors.install(api)
-for module in (agents, sessions, messages, search, context, versions, tools, chat, export):
+for module in (agents, sessions, messages, search, context, versions, tools, chat, export,
+               lifecycle):
     api.add_router("", module.router)
 
 

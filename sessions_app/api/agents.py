@@ -63,7 +63,8 @@ def get_agent(request: HttpRequest, agent_id: str) -> Any:
 
 @router.patch("/agents/{aid:agent_id}", response={200: AgentOut, **errors(404, 413, 422)})
 def update_agent(request: HttpRequest, agent_id: str, body: AgentPatch) -> Any:
-    """Rename, or replace the block templates (sessions made later start with them)."""
+    """Rename, replace the block templates (sessions made later start with them), or set
+    the retention policy (`retention: null` keeps every session forever)."""
     agent = agent_for(request.auth, agent_id)
     fields = []
     if body.name is not None:
@@ -72,6 +73,11 @@ def update_agent(request: HttpRequest, agent_id: str, body: AgentPatch) -> Any:
     if body.context is not None:
         agent.context = _templates(body.context)
         fields.append("context")
+    if "retention" in body.model_fields_set:
+        policy = body.retention
+        agent.retention_max_age_days = policy.max_age_days if policy else None
+        agent.retention_max_sessions = policy.max_sessions if policy else None
+        fields += ["retention_max_age_days", "retention_max_sessions"]
     if fields:
         agent.save(update_fields=[*fields, "updated_at"])
     return agent

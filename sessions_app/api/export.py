@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Router, Schema
 from ninja.errors import ValidationError
 from ninja.responses import Status
 from pydantic import ValidationError as PydanticError
@@ -13,6 +13,7 @@ from pydantic import ValidationError as PydanticError
 from memory_core.transfer import export_session, import_session
 
 from ..access import agent_for, manager_and_session, manager_for
+from ..lifecycle import transfer as agent_export
 from .documents import SessionDocument
 from .errors import StrictJsonParser
 from .render import json_response
@@ -28,6 +29,10 @@ def export(request: HttpRequest, session_id: str) -> Any:
     return json_response(export_session(manager, sid))
 
 
+class AgentImportOut(Schema):
+    sessions: list[SessionOut]
+
+
 # The body is read by hand so a foreign agent is a 404 before the document is looked at
 # (as for every other foreign resource); the OpenAPI document still names its schema.
 DOCUMENT_BODY = {"requestBody": {"required": True, "content": {"application/json": {
@@ -35,11 +40,15 @@ DOCUMENT_BODY = {"requestBody": {"required": True, "content": {"application/json
 
 
 @router.post("/agents/{aid:agent_id}/import", openapi_extra=DOCUMENT_BODY,
-             response={201: SessionOut, **errors(404, 413, 422)})
+             response={201: SessionOut | AgentImportOut, **errors(404, 413, 422)})
 def import_(request: HttpRequest, agent_id: str) -> Any:
     """A new session from an exported document. Ids are kept unless they would collide
-    (the session id, overlay ids), and so are timestamps."""
-    manager = manager_for(agent_for(request.auth, agent_id))
+    (the session id, overlay ids), and so are timestamps. A whole agent's export (GET
+    /agents/{id}/export, JSON Lines) brings back all its sessions and templates."""
+    agent = agent_for(request.auth, agent_id)
+    if agent_export.is_agent_export(request.body[:200]):
+        return Status(201, {"sessions": agent_export.import_lines(agent, request.body)})
+    manager = manager_for(agent)
     document = _document(request)
     return Status(201, import_session(manager, document.model_dump()))
 

@@ -113,8 +113,26 @@ class AgentIn(In):
     context: list[BlockTemplate] = Field(default_factory=list, max_length=lim.MAX_TEMPLATES)
 
 
+class RetentionIn(In):
+    """How long the agent's sessions are kept (null: forever)."""
+
+    max_age_days: int | None = Field(
+        None, ge=1, le=lim.MAX_RETENTION_DAYS, description="Sessions not updated for this many days "
+        "are deleted (pinned ones stay).")
+    max_sessions: int | None = Field(
+        None, ge=1, le=lim.MAX_RETENTION_SESSIONS, description="Only the newest this many (unpinned) "
+        "sessions are kept.")
+
+
+class RetentionOut(Schema):
+    max_age_days: int | None
+    max_sessions: int | None
+
+
 class AgentPatch(In):
     name: AgentName | None = None
+    retention: RetentionIn | None = Field(None, description="The retention policy "
+                                          "(replaces the current one).")
     context: list[BlockTemplate] | None = Field(
         None, max_length=lim.MAX_TEMPLATES, description="Replaces the templates; existing "
         "sessions keep "
@@ -125,8 +143,14 @@ class AgentOut(Schema):
     id: str
     name: str
     context: list[BlockTemplateOut]
+    retention: RetentionOut
     created_at: datetime
     updated_at: datetime
+
+    @staticmethod
+    def resolve_retention(obj: Any) -> dict[str, int | None]:
+        return {"max_age_days": obj.retention_max_age_days,
+                "max_sessions": obj.retention_max_sessions}
 
 
 class AgentList(Schema):
@@ -145,6 +169,8 @@ class SessionIn(In):
 class SessionPatch(In):
     name: Name | None = None
     end_reason: Reason | None = Field(None, description="Ends the session; null reopens it.")
+    pinned: bool | None = Field(None, description="A pinned session is never removed by "
+                                "the agent's retention policy.")
 
 
 class SessionOut(Schema):
@@ -163,6 +189,7 @@ class SessionOut(Schema):
     updated_at: datetime
     status: Literal["idle", "thinking", "compacting", "error"] = Field(
         "idle", description="What the session is doing now (a chat turn: thinking).")
+    pinned: bool = Field(False, description="Never removed by a retention policy.")
 
 
 class SessionList(Schema):

@@ -12,6 +12,7 @@ from memory_core import NotFound
 
 from .. import models
 from ..access import agent_for, manager_and_session, manager_for, session_for
+from ..lifecycle import retention
 from .pagination import DEFAULT_LIMIT, MAX_LIMIT, page
 from .schemas import (
     CompactAndSplitIn,
@@ -69,13 +70,16 @@ def get_session(request: HttpRequest, session_id: str) -> Any:
 
 @router.patch(S, response={200: SessionOut, **errors(404, 413, 422)})
 def update_session(request: HttpRequest, session_id: str, body: SessionPatch) -> Any:
-    """Rename; set end_reason to end the session (null reopens it)."""
+    """Rename; set end_reason to end the session (null reopens it); pin it so no
+    retention policy removes it."""
     manager, sid = manager_and_session(request.auth, session_id)
     fields = body.model_fields_set
     if "name" in fields:
         manager.rename(sid, body.name or "")
     if "end_reason" in fields:
         manager.end(sid, body.end_reason)  # type: ignore[arg-type]
+    if "pinned" in fields:
+        retention.set_pinned(sid, bool(body.pinned))
     return get_session(request, session_id)
 
 

@@ -22,6 +22,7 @@ from memory_core.search import index_tokens
 
 from .. import dialects
 from ..dialects import Dialect
+from ..lifecycle import erasure
 from . import hot, sql
 from .paths import find, leaf
 from .rows import MessageRow, message_scope
@@ -56,6 +57,13 @@ def write_transaction() -> Any:
 def lock(cur: Any, session_id: str) -> str | None:
     """Hold the session for this transaction (see Dialect.lock_session)."""
     return dialects.current().lock_session(cur, session_id)
+
+
+def stored_count(cur: Any, session_id: str) -> int:
+    """The session's message count, kept by every write (for the erasure log)."""
+    cur.execute("SELECT message_count FROM arbor_session WHERE id = %s", [session_id])
+    row = cur.fetchone()
+    return int(row[0]) if row else 0
 
 
 def delete_rows(cur: Any, session_id: str) -> None:
@@ -239,7 +247,7 @@ class Messages:
         if not ids:
             return 0
         with write_transaction(), connection.cursor() as cur:
-            lock(cur, session_id)
+            agent_id = lock(cur, session_id)
             marks = ", ".join(["%s"] * len(ids))
             cur.execute(
                 f"SELECT seq, message_id, parent_seq, search_len "
@@ -265,6 +273,8 @@ class Messages:
                             [(kept_ancestor(seq), seq) for seq in doomed])
             seq_marks = ", ".join(["%s"] * len(doomed))
             cur.execute(f"DELETE FROM arbor_message WHERE seq IN ({seq_marks})", list(doomed))
+            erasure.erased(agent_id=agent_id, session_id=session_id, scope="messages",
+                           messages=len(rows), overlays=dropped)
             if dropped:
                 drop_marks = ", ".join(["%s"] * len(dropped))
                 cur.execute(
@@ -296,7 +306,9 @@ class Messages:
 
     def clear(self, session_id: str) -> None:
         with write_transaction(), connection.cursor() as cur:
-            lock(cur, session_id)
+            agent_id = lock(cur, session_id)
+            erasure.erased(agent_id=agent_id, session_id=session_id, scope="clear",
+                           messages=stored_count(cur, session_id), overlays=erasure.ALL_OVERLAYS)
             delete_rows(cur, session_id)
             cur.execute(sql.DELETE_SKILL_STATES, [session_id])
             cur.execute(sql.ZERO_COUNTS, [dialects.current().db_datetime(now()), session_id])

@@ -102,6 +102,15 @@ class PathCache:
                 entry.size += len(json)
                 self._grow(len(json), self.limit())
 
+    def forget(self, session_ids: set[str]) -> int:
+        """Drop every kept path of these sessions (their messages were erased: what they
+        held must not stay in memory until a read would find it stale); how many."""
+        with self._lock:
+            doomed = [k for k in self._paths if k[2] in session_ids]
+            for key in doomed:
+                self._drop(key)
+        return len(doomed)
+
     def clear(self) -> None:
         with self._lock:
             self._paths.clear()

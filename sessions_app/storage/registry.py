@@ -15,8 +15,9 @@ from memory_core.messages import SessionInfo, now
 from memory_core.snapshot import SessionSnapshot
 
 from .. import dialects, models
+from ..lifecycle import erasure
 from .context import ContextRows
-from .messages import Messages, delete_rows
+from .messages import Messages, delete_rows, stored_count
 from .paths import Paths
 
 _REGISTRY_FIELDS = ("name", "model", "source", "end_reason", "parent_session_id")
@@ -38,6 +39,7 @@ def _info(row: models.Session) -> SessionInfo:
         created_at=row.created_at,
         updated_at=row.updated_at,
         status=row.shown_status,
+        pinned=row.pinned,
     )
 
 
@@ -98,6 +100,9 @@ class Registry:
             if not self._sessions(agent_id).filter(id=session_id).exists():
                 return False
             with connection.cursor() as cur:
+                erasure.erased(agent_id=agent_id, session_id=session_id, scope="session",
+                               sessions=1, messages=stored_count(cur, session_id),
+                               overlays=erasure.ALL_OVERLAYS)
                 delete_rows(cur, session_id)
             # Its own blocks' versions cascade; agent-wide ones it wrote stay, marked.
             self.context.versions.mark_deleted_sources(session_id, None)

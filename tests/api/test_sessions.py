@@ -16,7 +16,7 @@ def test_create_get_and_shape(api, agent_id):
                        {"name": "Trip", "model": "gpt-x", "source": "cli"}), 201)
     assert set(body) == {"id", "agent_id", "name", "parent_session_id", "model", "source",
                          "input_tokens", "output_tokens", "estimated_cost", "end_reason",
-                         "message_count", "created_at", "updated_at", "status"}
+                         "message_count", "created_at", "updated_at", "status", "pinned"}
     assert body["agent_id"] == agent_id and body["name"] == "Trip" and body["model"] == "gpt-x"
     assert ok(api.get(f"/sessions/{body['id']}")) == body
 

@@ -1,0 +1,18 @@
+"""Clear deleted content out of the database files (SQLite) or vacuum (Postgres)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from sessions_app.lifecycle import purge
+
+
+class Command(BaseCommand):
+    help = ("Make deleted messages unrecoverable: SQLite merges the full-text index and "
+            "truncates the WAL (deleted rows are zeroed by secure_delete); Postgres vacuums.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        done = purge.purge()
+        self.stdout.write(", ".join(f"{k}: {v}" for k, v in done.items()))
