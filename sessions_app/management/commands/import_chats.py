@@ -15,11 +15,13 @@ from typing import IO, Any
 
 import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from pydantic import ValidationError as PydanticError
 
 from memory_core import ArborError, SessionManager
 from memory_core.imports import FORMATS, Conversation, import_conversations
-from memory_core.imports.reading import loads, stream
+from memory_core.imports.reading import NotJson, read, stream
 from memory_core.transfer import import_session
+from sessions_app.api.documents import SessionDocument
 from sessions_app.models import Agent
 
 
@@ -52,8 +54,9 @@ class Command(BaseCommand):
 
     def _import(self, manager: SessionManager, f: IO[bytes], fmt: str,
                 no_progress: bool) -> dict[str, Any]:
-        if fmt == "arbor":
-            info = import_session(manager, loads(f.read()))
+        document = _arbor_document(f, fmt)
+        if document is not None:
+            info = import_session(manager, document)
             return {"format": "arbor", "sessions": [{
                 "id": info.id, "name": info.name, "messages": info.message_count,
                 "source_id": None}], "skipped": []}
@@ -64,6 +67,28 @@ class Command(BaseCommand):
         if bar:
             bar.done()
         return summary.to_dict()
+
+
+def _arbor_document(f: IO[bytes], fmt: str) -> dict[str, Any] | None:
+    """Arbor's own session document, checked as the endpoint checks it; None for the
+    other formats (the file is rewound)."""
+    if fmt not in ("auto", "arbor") or f.read(4096).lstrip()[:1] != b"{":
+        f.seek(0)
+        return None
+    f.seek(0)
+    try:
+        found, value = read(f.read(), fmt)
+    except NotJson:
+        if fmt == "arbor":
+            raise
+        found = "pi"  # JSON Lines
+    f.seek(0)
+    if found != "arbor":
+        return None
+    try:
+        return SessionDocument.model_validate(value).model_dump()
+    except PydanticError as exc:
+        raise CommandError(f"nothing imported: not an Arbor session document: {exc}") from None
 
 
 class Progress:
