@@ -46,10 +46,13 @@ MARK_BRANCH_UNDER = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s AND
                      "AND EXISTS (SELECT 1 FROM arbor_message WHERE parent_seq = %s)")
 MARK_BRANCH_ROOT = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s AND NOT branched "
                     f"AND EXISTS (SELECT 1 FROM arbor_message WHERE session_key = {SESSION_KEY})")
-# After a bulk insert (fork, import): whatever shape arrived.
+# After a bulk insert (fork, import): whatever shape arrived. Grouped by an expression
+# (roots as 0: no seq is 0) so Postgres reads the session's rows by their index: grouped
+# by the bare column it walked the whole parent_seq index in order, 110 ms per import of
+# a conversation into a 20,000-message table instead of 1 ms.
 MARK_BRANCHED = """UPDATE arbor_session SET branched = EXISTS (
                        SELECT 1 FROM arbor_message m WHERE m.session_key = arbor_session.key
-                       GROUP BY m.parent_seq HAVING count(*) > 1)
+                       GROUP BY coalesce(m.parent_seq, 0) HAVING count(*) > 1)
                    WHERE id = %s"""
 
 INSERT_COLUMNS = ("session_key, message_id, parent_seq, role, parts, metadata, search_len, "

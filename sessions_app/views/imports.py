@@ -18,6 +18,8 @@ LABELS = {"auto": "Detect from the file", "arbor": "Arbor session (Export JSON)"
           "chatgpt": "ChatGPT (conversations.json)", "claude": "Claude (conversations.json)",
           "openwebui": "Open WebUI (chat export)", "librechat": "LibreChat (.json)",
           "pi": "Pi session (.jsonl)"}
+NAMES = {"chatgpt": "ChatGPT", "claude": "Claude", "openwebui": "Open WebUI",
+         "librechat": "LibreChat", "pi": "Pi"}
 CHOICES = [(k, LABELS[k]) for k in ("auto", "arbor", *FORMATS)]
 
 
@@ -53,6 +55,6 @@ def run(agent: models.Agent, fmt: str, value: Any) -> tuple[dict[str, Any] | Non
     except ArborError as exc:
         return None, [f"The file could not be imported: {exc.detail}"]
     data = summary.to_dict()
-    data["label"] = LABELS.get(fmt, fmt).split(" (")[0]
+    data["label"] = NAMES.get(fmt, fmt)
     data["total"] = sum(s["messages"] for s in data["sessions"])
     return data, []

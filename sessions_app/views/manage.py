@@ -177,6 +177,8 @@ def import_page(request: HttpRequest) -> HttpResponse:
         elif found is not None:
             summary, errors = imports.run(agent, found, value)
     status = 422 if errors else 201 if summary else 200
+    if request.htmx and errors:
+        status = 200  # a fragment to show in place; a 4xx would be a console error too
     context = {"agents": mine, "chosen": chosen, "errors": errors, "summary": summary,
                "formats": imports.CHOICES, "format": fmt,
                "max_bytes": settings.ARBOR_MAX_BODY_BYTES}

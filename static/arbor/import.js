@@ -1,5 +1,5 @@
-// The Import page: drop a file on the zone, watch the upload's progress (htmx reports it),
-// and show a refusal (422) in place like a success.
+// The Import page: drop a file on the zone, and watch the upload's progress (htmx
+// reports it; the summary or the refusal then replaces #import-result).
 (function () {
   "use strict";
   function setup() {
@@ -35,9 +35,6 @@
     form.addEventListener("htmx:afterRequest", function () {
       bar.hidden = true;
       status.textContent = "";
-    });
-    document.body.addEventListener("htmx:beforeSwap", function (e) {
-      if (e.detail.xhr.status === 422) { e.detail.shouldSwap = true; e.detail.isError = false; }
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup);
