@@ -69,6 +69,15 @@ _LINKED_VALUES = f"{SESSION_KEY}, %s, {_PARENT_BY_ID}, %s, %s, %s, %s, %s, %s"
 INSERT_LINKED = f"INSERT INTO arbor_message ({INSERT_COLUMNS}) VALUES ({_LINKED_VALUES})"
 INSERT_LINKED_WITH_VECTOR = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
                              f"VALUES ({_LINKED_VALUES}, %s::tsvector)")
+# Postgres: a whole tree at once (dialects._insert_at_once), its seqs taken beforehand.
+INSERT_UNNESTED = (
+    f"INSERT INTO arbor_message (seq, {INSERT_COLUMNS}, search_vector) "
+    f"SELECT u.seq, {SESSION_KEY}, u.message_id, u.parent_seq, u.role, u.parts, u.metadata, "
+    "u.search_len, u.created_at, u.search_extra, u.search_vector::tsvector "
+    "FROM unnest(%s::bigint[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[], "
+    "%s::int[], %s::timestamptz[], %s::text[], %s::text[]) AS u(seq, message_id, parent_seq, "
+    "role, parts, metadata, search_len, created_at, search_extra, search_vector) "
+    "ORDER BY u.seq")
 # Postgres: the row, its search vector and the session's counters in one statement.
 INSERT_COUNTED = (
     "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
