@@ -86,18 +86,14 @@ def to_time(value: Any, *, conversation: str, where: str) -> datetime | None:
     if value is None or value == "":
         return None
     try:
-        if isinstance(value, bool):
-            raise TypeError
-        if isinstance(value, int | float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
             seconds = value / 1000 if value > 1e11 else value  # ms in JavaScript exports
             return datetime.fromtimestamp(seconds, UTC)
         if isinstance(value, str):
             stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
             return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
     except (ValueError, OverflowError, OSError):
-        pass
-    except TypeError:
-        pass
+        pass  # out of range or not a date: said below
     raise BadExport(f"{where} must be a timestamp (ISO 8601 text or Unix seconds), "
                     f"got {_shown(value)}", conversation=conversation, field=where)
 
