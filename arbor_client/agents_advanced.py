@@ -36,7 +36,9 @@ class AdvancedSessionMixin:
     def _tree_branches(self) -> list[dict[str, Any]]:
         """One entry per leaf: its id, branch id (the first message where it splits off,
         or "main"), and the messages on its path."""
-        rows = self._store.tree()
+        every = self._store.paths()  # one request: the tree and each leaf's path
+        rows = every["tree"]
+        paths = {str(i["leaf_id"]): list(i["messages"]) for i in every["items"]}
         children: dict[str | None, list[str]] = {}
         for row in rows:
             children.setdefault(row.get("parent_id"), []).append(row["id"])
@@ -53,7 +55,7 @@ class AdvancedSessionMixin:
                 node = parent[node]
             out.append({"leaf": row["id"], "split": split})
         for entry in out:
-            path = self._store.path(entry["leaf"])
+            path = paths.get(entry["leaf"], [])
             entry["path"] = path
             name = None
             if entry["split"] is not None:
@@ -67,7 +69,8 @@ class AdvancedSessionMixin:
             return self._pending_branch
         if self._pin == _EMPTY:
             return None
-        leaf = self._pin or (self._store.path(None) or [{}])[-1].get("id")
+        # The tree's rows come in insertion order: its last leaf is the latest.
+        leaf = self._pin or (branches[-1]["leaf"] if branches else None)
         for entry in branches:
             if any(m["id"] == leaf for m in entry["path"]) and entry["leaf"] == leaf:
                 return str(entry["branch_id"])

@@ -49,6 +49,7 @@ from .client import ArborAPIError, ArborClient, AsyncArborClient
 
 __all__ = ["ArborSession", "AsyncArborSession", "item_to_message", "message_to_items"]
 _T = TypeVar("_T")
+MAX_PAGE = 500  # messages per history page the API serves
 
 
 # ---------------------------------------------------------------------- stores
@@ -63,6 +64,13 @@ class _HttpStore:
 
     def path(self, leaf_id: str | None) -> list[dict[str, Any]]:
         return list(self.client.history(self.session_id, leaf_id=leaf_id)["messages"])
+
+    def page(self, leaf_id: str | None, limit: int, before_id: str | None) -> dict[str, Any]:
+        return dict(self.client.history(self.session_id, leaf_id=leaf_id, limit=limit,
+                                        before_id=before_id))
+
+    def paths(self) -> dict[str, Any]:
+        return dict(self.client.paths(self.session_id))
 
     def append(self, messages: list[dict[str, Any]], parent_id: str | None,
                root: bool) -> list[dict[str, Any]]:
@@ -191,18 +199,38 @@ class ArborSession(AdvancedSessionMixin):
     def _leaf(self) -> str | None:
         return None if self._pin == _EMPTY else self._pin
 
-    def _path(self) -> list[dict[str, Any]]:
-        if self._pin == _EMPTY:
-            return []
+    def _on_branch(self, read: Callable[[str | None], _T]) -> _T:
+        """read(the leaf the session stands on)."""
         try:
-            return self._store.path(self._pin)
+            return read(self._pin)
         except Exception as exc:
             gone = getattr(exc, "status", None) == 404 or getattr(exc, "code", None) == "not_found"
             if self._pin is None or not gone:
                 raise
         # Where the session stood was deleted by another client: back to the latest leaf.
         self._pin, self._pending_branch = None, None
-        return self._store.path(None)
+        return read(None)
+
+    def _path(self) -> list[dict[str, Any]]:
+        if self._pin == _EMPTY:
+            return []
+        return self._on_branch(self._store.path)
+
+    def _last_items(self, limit: int) -> list[dict[str, Any]]:
+        """The last `limit` items of the branch, from pages read from its end until they
+        hold that many: not the whole path."""
+        if self._pin == _EMPTY:
+            return []
+        size = min(limit, MAX_PAGE)
+        page = self._on_branch(lambda leaf: self._store.page(leaf, size, None))
+        messages = list(page["messages"])
+        while True:
+            items = path_items(messages)
+            if len(items) >= limit or not page["has_more"]:
+                return items[-limit:]
+            leaf = page["leaf_id"]
+            page = self._store.page(leaf, size, page["next_before_id"])
+            messages = list(page["messages"]) + messages
 
     def _shut(self) -> None:
         """Close once (after a call in flight ends: it holds the lock)."""
@@ -234,10 +262,12 @@ class ArborSession(AdvancedSessionMixin):
         `session_settings.limit`) when given."""
         if limit is None and self.session_settings is not None:
             limit = getattr(self.session_settings, "limit", None)
-        items = path_items(await self._run(self._path))
         if limit is None or limit < 0:
-            return items
-        return items[-limit:] if limit > 0 else []
+            return path_items(await self._run(self._path))
+        if limit == 0:
+            return []
+        wanted = limit
+        return await self._run(lambda: self._last_items(wanted))
 
     async def add_items(self, items: list[Any]) -> None:
         """Append the items in order on the session's branch, all or nothing."""

@@ -143,9 +143,17 @@ class _Endpoints:
         return self._call(
             "GET", f"/sessions/{_seg(session_id)}/messages/{_seg(message_id)}/branches")
 
-    def history(self, session_id: str, leaf_id: str | None = None, raw: bool = False) -> Any:
+    def history(self, session_id: str, leaf_id: str | None = None, raw: bool = False, *,
+                limit: int | None = None, before_id: str | None = None) -> Any:
+        """The whole path; with limit (1-500) or before_id, one page of it (has_more,
+        next_before_id: the before_id of the page above, siblings)."""
         return self._call("GET", f"/sessions/{_seg(session_id)}/history",
-                          params={"leaf_id": leaf_id, "raw": "true" if raw else None})
+                          params={"leaf_id": leaf_id, "raw": "true" if raw else None,
+                                  "limit": limit, "before_id": before_id})
+
+    def paths(self, session_id: str) -> Any:
+        """Every branch at once: `tree` rows and `items` (leaf_id, messages as read)."""
+        return self._call("GET", f"/sessions/{_seg(session_id)}/paths")
 
     def leaf(self, session_id: str) -> Any:
         return self._call("GET", f"/sessions/{_seg(session_id)}/leaf")

@@ -40,6 +40,17 @@ class _EngineStore:
     def path(self, leaf_id: str | None) -> list[dict[str, Any]]:
         return [m.to_dict() for m in self._session().get_history(leaf_id)]
 
+    def page(self, leaf_id: str | None, limit: int, before_id: str | None) -> dict[str, Any]:
+        got = self._session().get_history_page(leaf_id, limit=limit, before_id=before_id)
+        first = got.messages[0].id if got.has_more and got.messages else None
+        return {**got.to_dict(), "next_before_id": first}
+
+    def paths(self) -> dict[str, Any]:
+        session = self._session()
+        return {"tree": [row.to_dict() for row in session.get_tree()],
+                "items": [{"leaf_id": leaf, "messages": [m.to_dict() for m in path]}
+                          for leaf, path in session.get_leaf_paths()]}
+
     def append(self, messages: list[dict[str, Any]], parent_id: str | None,
                root: bool) -> list[dict[str, Any]]:
         stored = self.manager.append_all(self.session_id, messages, parent_id, root=root)

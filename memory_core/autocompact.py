@@ -6,6 +6,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from . import busy
 from .chat import resolve_llm
 from .compaction import (
     BuiltinCompact,
@@ -57,20 +58,31 @@ def estimate(session: SessionHost) -> int:
 
 
 def compact_now(session: SessionHost) -> Compaction | None:
-    _started(session)
+    """Compact by hand: holds the session (busy.py) as a turn does, unless it runs
+    inside this session's turn. Raises Conflict while another turn runs."""
+    turn_id = None if session.in_turn else busy.claim(session, "compacting")
     try:
+        _started(session, claimed=turn_id is not None)
         result = compact_function(session)(session)
     except Exception as exc:
-        _failed(session, exc, announce=True)
+        _failed(session, exc, announce=True, turn_id=turn_id)
         raise
-    _succeeded(session, result)
+    _succeeded(session, result, turn_id=turn_id)
     return result
 
 
-def _started(session: SessionHost) -> None:
+def _started(session: SessionHost, *, claimed: bool = False) -> None:
     with session.storage.transaction():
-        session.set_status("compacting")
+        if not claimed:  # a claim stored and announced the status already
+            session.set_status("compacting")
         session.emit("compaction.started", {})
+
+
+def _settle(session: SessionHost, status: Status, turn_id: str | None) -> None:
+    if turn_id is None:
+        session.set_status(status)
+    else:  # the status and the claim's end, in one write
+        busy.release(session, turn_id, status)
 
 
 def _settled(session: SessionHost, *, failed: bool) -> Status:
@@ -128,13 +140,14 @@ def _cool_down(session: SessionHost, *, error: str) -> None:
         retry_at=now + timedelta(seconds=session.config.cooldown_seconds))
 
 
-def _failed(session: SessionHost, exc: Exception, *, announce: bool) -> None:
+def _failed(session: SessionHost, exc: Exception, *, announce: bool,
+            turn_id: str | None = None) -> None:
     error = f"{type(exc).__name__}: {exc}"
     with session.storage.transaction():
         _cool_down(session, error=error)
         if announce:
             session.emit("compaction.failed", {"error": error[:500]})
-            session.set_status(_settled(session, failed=True))
+            _settle(session, _settled(session, failed=True), turn_id)
     if not session.config.error_handlers:
         log.warning("compaction of session %s failed: %s", session.id, exc)
     for handler in session.config.error_handlers:
@@ -149,11 +162,12 @@ def forget_estimate(session: SessionHost) -> None:
     session.storage.set_estimate(session.id, None, 0)
 
 
-def _succeeded(session: SessionHost, result: Compaction | None) -> None:
+def _succeeded(session: SessionHost, result: Compaction | None, *,
+               turn_id: str | None = None) -> None:
     with session.storage.transaction():
         if result is None:  # nothing to summarise: the started compaction ends empty
             session.emit("compaction.completed", {"compaction": None})
-        session.set_status(_settled(session, failed=False))
+        _settle(session, _settled(session, failed=False), turn_id)
     if result is None:
         return
     forget_estimate(session)

@@ -15,11 +15,13 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import busy
 from .compaction import truncate_older_messages
 from .errors import InvalidInput, NotFound
 from .inputs import parent_choice
 from .llm.factory import default_llm
 from .messages import Message, new_id
+from .versions import Writer
 
 if TYPE_CHECKING:
     from .events import Status
@@ -72,7 +74,12 @@ def _run_tools(
         elif problem:  # the model sent arguments that are not a JSON object
             content, is_error = f"Error: {problem}", True
         else:
-            result = tool.call(c.arguments)
+            # The model's write, carried by this message, on the branch it ends (the
+            # door's key or user id kept: whose turn it was).
+            door = session.context.writer
+            with session.context.acting(Writer("model", door.actor_id, message.id,
+                                               message.id)):
+                result = tool.call(c.arguments)
             content, is_error = result.content, result.is_error
         outcomes[str(c.id)] = ({"state": "output-error", "errorText": content} if is_error
                                else {"state": "output-available", "output": content})
@@ -128,8 +135,13 @@ def _model_options(llm: Any, variant: int) -> dict[str, Any]:
 
 
 def start(session: SessionHost, ask: Ask, *, stream: bool) -> Any:
-    """The turn `ask` starts: its events (stream=True), else its final message."""
-    return stream_turn(session, ask) if stream else run_turn(session, ask)
+    """The turn `ask` starts: its events (stream=True), else its final message. Either
+    way the input is checked and the session claimed (busy.py) before this returns: a
+    second turn meets Conflict here, before anything is stored."""
+    if not stream:
+        return run_turn(session, ask)
+    again = _checked(session, ask)
+    return ClaimedTurn(session, busy.claim(session, "thinking"), ask, again)
 
 
 def run_turn(session: SessionHost, ask: Ask) -> Message:
@@ -142,27 +154,37 @@ def run_turn(session: SessionHost, ask: Ask) -> Message:
     return final
 
 
+def _checked(session: SessionHost, ask: Ask) -> tuple[str, int] | None:
+    """Raises InvalidInput, NotFound; for a regeneration, its (parent, variant)."""
+    if ask.regenerate is not None:
+        return _regenerating(session, ask.regenerate)
+    _check(ask.content)
+    parent_choice(ask.parent_id, ask.root)
+    return None
+
+
 def stream_turn(session: SessionHost, ask: Ask, *, stream: bool = True
                 ) -> Iterator[dict[str, Any]]:
     """Events: text_delta, tool_call, tool_result, then done with the stored message.
 
-    The session's status is "thinking" while the turn runs, then "idle", or "error"
+    The session is claimed (busy.py; Conflict when a turn runs) when the first event is
+    asked for; its status is "thinking" while the turn runs, then "idle", or "error"
     when the turn fails. A stop requested meanwhile (Session.request_stop) ends it early:
     see _stream_step."""
-    if ask.regenerate is not None:
-        again = _regenerating(session, ask.regenerate)
-    else:
-        _check(ask.content)
-        parent_choice(ask.parent_id, ask.root)
-        again = None
-    session.storage.set_stop(session.id, requested=False)
-    session.set_status("thinking")
+    again = _checked(session, ask)
+    turn_id = busy.claim(session, "thinking")
+    yield from _claimed_turn(session, ask, again, turn_id, stream=stream)
+
+
+def _claimed_turn(session: SessionHost, ask: Ask, again: tuple[str, int] | None,
+                  turn_id: str, *, stream: bool) -> Generator[dict[str, Any], None, None]:
+    """The turn's events, under the claim turn_id, which it gives back when it ends."""
     session.in_turn = True
     status: Status | None = "error"
     try:
-        for event in _turn(session, ask, again, stream=stream):
+        for event in _turn(session, ask, again, turn_id, stream=stream):
             if event["type"] == "done":  # idle before the last event: callers may stop here
-                _end_turn(session, "idle")
+                _end_turn(session, turn_id, "idle")
                 status = None
             yield event
     except GeneratorExit:  # the caller stopped listening: the turn just ends
@@ -170,19 +192,45 @@ def stream_turn(session: SessionHost, ask: Ask, *, stream: bool = True
         raise
     finally:
         if status is not None:
-            _end_turn(session, status)
+            _end_turn(session, turn_id, status)
 
 
-def _end_turn(session: SessionHost, status: Status) -> None:
+class ClaimedTurn(Iterator[dict[str, Any]]):
+    """A streaming turn whose session is already claimed: its events. Closed (or
+    dropped) before its first event, it gives the claim back, announcing "idle"."""
+
+    def __init__(self, session: SessionHost, turn_id: str, ask: Ask,
+                 again: tuple[str, int] | None) -> None:
+        self._session, self._turn_id = session, turn_id
+        self._events = _claimed_turn(session, ask, again, turn_id, stream=True)
+        self._started = False
+
+    def __next__(self) -> dict[str, Any]:
+        self._started = True
+        return next(self._events)
+
+    def close(self) -> None:
+        if not self._started:
+            self._started = True
+            _end_turn(self._session, self._turn_id, "idle")
+        self._events.close()
+
+    def __del__(self) -> None:
+        if not self._started:
+            self.close()
+
+
+def _end_turn(session: SessionHost, turn_id: str, status: Status) -> None:
     session.in_turn = False
     try:
-        session.set_status(status)
+        busy.release(session, turn_id, status)
     except Exception:  # the turn's own outcome (or error) is what the caller needs
         log.exception("could not store the status of session %s", session.id)
 
 
 def _turn(
-    session: SessionHost, ask: Ask, again: tuple[str, int] | None, *, stream: bool
+    session: SessionHost, ask: Ask, again: tuple[str, int] | None, turn_id: str, *,
+    stream: bool,
 ) -> Iterator[dict[str, Any]]:
     """again: (parent, variant) of a regenerated answer; else the user message is stored."""
     llm = resolve_llm(session)
@@ -198,7 +246,7 @@ def _turn(
     tools = {t.name: t for t in session.tools()}
     tool_list = list(tools.values())
     totals = {"input_tokens": 0, "output_tokens": 0, "cost": 0.0}
-    stop = StopCheck(session)
+    stop = StopCheck(session, turn_id)
     stored: Message | None = None  # the last assistant message of this turn
     for step in range(MAX_STEPS):
         if stored is not None and stop.now():  # asked to stop while tools ran: no new call
@@ -250,9 +298,10 @@ class StopCheck:
     """Whether a stop was requested (Session.request_stop), asked of the database at most
     every STOP_CHECK_SECONDS (a monotonic-clock throttle, not once per chunk)."""
 
-    def __init__(self, session: SessionHost) -> None:
+    def __init__(self, session: SessionHost, turn_id: str | None = None) -> None:
         self.session = session
         self.next_at = time.monotonic() + STOP_CHECK_SECONDS
+        self.heartbeat = busy.Heartbeat(session, turn_id)  # the turn is alive: it looks
 
     def due(self) -> bool:
         if time.monotonic() < self.next_at:
@@ -261,6 +310,7 @@ class StopCheck:
 
     def now(self) -> bool:
         self.next_at = time.monotonic() + STOP_CHECK_SECONDS
+        self.heartbeat.beat()
         return self.session.storage.stop_requested(self.session.id)
 
 

@@ -18,6 +18,7 @@ from .events import NO_EVENTS, EventSink
 from .messages import MAX_TOOL_OUTPUT_CHARS
 from .tokens import TokenCounter
 from .tree import Compaction
+from .versions import DEFAULT_KEEP
 
 ErrorHandler = Callable[[Exception], Any]
 CompactionListener = Callable[[Compaction], Any]
@@ -40,6 +41,7 @@ class SessionConfig:
     max_tool_output_chars: int = MAX_TOOL_OUTPUT_CHARS
     file_skills: FileSkillsFactory | None = None  # None: blocks with `files` are refused
     events: EventSink = NO_EVENTS  # where every write announces itself (SPEC §10)
+    block_versions: int = DEFAULT_KEEP  # versions kept per block (versions.py)
 
 
 _default_factory: Callable[[], SessionConfig] = SessionConfig

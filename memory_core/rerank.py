@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
-from .search import SearchHit
+from .search import HitCopy, SearchHit
 from .words import MAX_TOKEN_CHARS, _normalise, _stem, index_tokens
 
 CANDIDATE_FLOOR = 20  # re-ranking looks at this many word-ranked hits at least ...
@@ -192,6 +192,7 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
     for i in order:
         groups.setdefault(keys[i], []).append(i)
     kept: list[tuple[int, int]] = []  # (index of the shown copy, copies)
+    copies_of: dict[int, list[int]] = {}  # the shown copy -> its group, best-ranked first
     placed = {i: p for p, i in enumerate(order)}
     for i in order:
         group = groups[keys[i]]
@@ -199,6 +200,7 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
             continue
         newest = max(group, key=lambda j: (hits[j].created_at, -placed[j]))
         kept.append((newest, len(group)))
+        copies_of[newest] = group
 
     # Supersession: corrections climb above what they correct. Concept sets as bit masks.
     mask = [sum(1 << c for c in cov) for cov in covered]
@@ -262,9 +264,11 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
     out = []
     for rank, (i, copies) in enumerate(result[:limit], start=1):
         h, newer = hits[i], superseded.get(i)
+        # The others stay reachable: a fork's copy must not hide its original's session.
+        others = tuple(HitCopy(hits[j].session_id, hits[j].id) for j in copies_of[i] if j != i)
         out.append(SearchHit(h.id, h.session_id, h.role, h.content, h.created_at, rank,
                              h.score, h.truncated, None if newer is None else hits[newer].id,
-                             copies, h._terms, h._text))
+                             copies, h._terms, h._text, other_copies=others))
     return out
 
 

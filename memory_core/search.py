@@ -40,12 +40,23 @@ from .words import (
 __all__ = [
     "ELLIPSIS", "FRAGMENTS", "IRREGULAR", "MAX_DOC_TOKENS", "MAX_HIT_CHARS",
     "MAX_QUERY_SCAN_CHARS", "MAX_QUERY_TERMS", "MAX_SNIPPET_ANCHORS", "MAX_TOKEN_CHARS",
-    "QUERY_STOP_WORDS", "SNIPPET_CHARS", "SNIPPET_LEAD_CHARS", "STOP_WORDS", "SearchHit",
+    "QUERY_STOP_WORDS", "SNIPPET_CHARS", "SNIPPET_LEAD_CHARS", "STOP_WORDS", "HitCopy", "SearchHit",
     "clamp_limit", "index_tokens", "make_snippet", "plain_text", "query_concepts",
     "query_terms", "shape_hits", "snippet", "stem_variants",
 ]
 
 MAX_HIT_CHARS = 2_000  # a hit's `content` beyond this is cut unless the full text is asked for
+
+
+@dataclass(frozen=True, slots=True)
+class HitCopy(Mappable):
+    """Where another copy of a hit's very text is (a fork's copy, say, or its original)."""
+
+    session_id: str
+    message_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "message_id": self.message_id}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +66,8 @@ class SearchHit(Mappable):
     read so callers that never read it do not pay for it; `truncated` whether content was
     cut; `superseded_by` the id of a newer hit on the same subject that reads as a
     correction (see rerank()); `copies` how many hits had this very text (the newest is
-    shown)."""
+    shown), `other_copies` where the others are, best-ranked first: collapsing hides no
+    session's copy."""
 
     id: str
     session_id: str
@@ -70,6 +82,7 @@ class SearchHit(Mappable):
     _terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
     _text: str | None = field(default=None, repr=False, compare=False)  # before any cut
     _snippet: str | None = field(default=None, init=False, repr=False, compare=False)
+    other_copies: tuple[HitCopy, ...] = ()
 
     @property
     def snippet(self) -> str:
@@ -95,6 +108,7 @@ class SearchHit(Mappable):
             "truncated": self.truncated,
             "superseded_by": self.superseded_by,
             "copies": self.copies,
+            "other_copies": [c.to_dict() for c in self.other_copies],
         }
 
 
@@ -111,7 +125,7 @@ def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -
         shaped.append(SearchHit(
             h.id, h.session_id, h.role, h.content[:MAX_HIT_CHARS] if cut else h.content,
             h.created_at, h.rank, h.score, cut, h.superseded_by, h.copies, kept_terms,
-            h.content))
+            h.content, other_copies=h.other_copies))
     return shaped
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
+from . import busy
 from . import chat as chat_turn
 from .async_steps import aturn
 from .config import SessionConfig, default_config
@@ -17,6 +18,7 @@ from .context import SessionContext
 from .context_methods import ContextMethods
 from .errors import InvalidInput, NotFound
 from .events import Event, EventType, Status
+from .history_page import history_page
 from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
@@ -24,7 +26,14 @@ from .rerank import ranked
 from .search import SearchHit, clamp_limit, shape_hits
 from .storage import SessionStorage
 from .tools import Tool
-from .tree import Compaction, PathPage, TreeRow, apply_overlays, hide_unloaded_skills
+from .tree import (
+    Compaction,
+    PathPage,
+    TreeRow,
+    apply_overlays,
+    hide_unloaded_skills,
+    leaf_paths,
+)
 from .words import query_concepts
 
 MessageInput = Message | Mapping[str, Any] | CheckedMessage
@@ -48,6 +57,7 @@ class Session(ContextMethods):
             storage, agent_id=agent_id, session_id=session_id,
             declared=list(self.config.declared.values()), counter=self.config.token_counter,
             file_skills=self.config.file_skills, writing=self._context_writing,
+            keep=self.config.block_versions,
         )
         self._extra_tools = list(extra_tools)
         self.in_turn = False
@@ -226,6 +236,26 @@ class Session(ContextMethods):
             self.id, optional_id(leaf_id, "leaf_id"), limit=page_limit(limit),
             before_id=optional_id(before_id, "before_id"))
 
+    def get_history_page(
+        self, leaf_id: str | None = None, *, limit: int = 50, before_id: str | None = None,
+        raw: bool = False,
+    ) -> PathPage:
+        """A page of what get_history(leaf_id, raw) returns: its last `limit` messages or,
+        with before_id (a message on that path), the `limit` just before it; `has_more`
+        when older ones exist, each stored message's SiblingInfo. A fixed number of
+        queries (history_page.py). Raises NotFound (leaf_id, before_id), InvalidInput
+        (limit out of range, before_id not on the path)."""
+        return history_page(
+            self.storage, self.id, optional_id(leaf_id, "leaf_id"), limit=page_limit(limit),
+            before_id=optional_id(before_id, "before_id"), raw=bool(raw))
+
+    def get_leaf_paths(self) -> list[tuple[str, list[Message]]]:
+        """(leaf id, its path as get_history reads it) for every leaf, oldest leaf first
+        (the last is the latest leaf): every branch at once, in two queries."""
+        overlays, unloaded = self.storage.views(self.id)
+        return [(path[-1].id, apply_overlays(hide_unloaded_skills(path, unloaded), overlays))
+                for path in leaf_paths(self.storage.all_messages(self.id))]
+
     def get_path_length(self, leaf_id: str | None = None) -> int:
         """Messages on the path to leaf_id (default: latest leaf), before overlays."""
         return self.storage.path_length(self.id, optional_id(leaf_id, "leaf_id"))
@@ -310,7 +340,10 @@ class Session(ContextMethods):
         STOP_CHECK_SECONDS, keeps the partial answer (metadata.interrupted) and ends with
         `done`. A non-streaming turn stops only between model calls (before the next step
         of its tool loop). Returns False, storing nothing, when no turn is running
-        (status not "thinking")."""
+        (status not "thinking"). A turn that died with its process (busy.py) is not
+        waited for: the session is freed, status "error", and this returns False."""
+        if busy.free_if_gone(self):
+            return False
         with self.storage.transaction():
             stopping = self.storage.set_stop(self.id, requested=True)
             if stopping:
@@ -348,6 +381,8 @@ class Session(ContextMethods):
     aget_branches = sync_to_async(get_branches)
     aget_newest_leaf_under = sync_to_async(get_newest_leaf_under)
     aget_path_page = sync_to_async(get_path_page)
+    aget_history_page = sync_to_async(get_history_page)
+    aget_leaf_paths = sync_to_async(get_leaf_paths)
     arequest_stop = sync_to_async(request_stop)
     aget_path_length = sync_to_async(get_path_length)
     aget_tree = sync_to_async(get_tree)

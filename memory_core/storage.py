@@ -10,12 +10,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import Any, Protocol
 
 from .messages import Message, NewMessage, SessionInfo
 from .search import SearchHit
 from .snapshot import SessionSnapshot
 from .tree import Compaction, PathPage, TreeRow
+from .versions import BlockVersion
 
 DEFAULT_STORAGE = "sessions_app.storage.OrmStorage"
 
@@ -81,6 +83,40 @@ class ContextStorage(Protocol):
     def skill_states(self, session_id: str) -> list[tuple[str, str, bool, Any, Any]]:
         """(label, key, loaded, loaded_at, unloaded_at)."""
 
+    def delete_entry(self, namespace: str, key: str) -> None: ...
+
+    # --- block versions (versions.py) ------------------------------------------
+    def version_head(
+        self, namespace: str, session_id: str
+    ) -> tuple[BlockVersion | None, str | None]:
+        """(the block's newest version or None, the session's latest leaf id) in one
+        read, holding the block for this transaction's write (a row lock where the
+        database has them), so version numbers never collide."""
+
+    def add_version(
+        self, namespace: str, version: BlockVersion, *, agent_id: str, keep: int
+    ) -> BlockVersion:
+        """Store the version (created_at: now) and prune the block's oldest beyond
+        `keep`; returns it as stored."""
+
+    def block_versions(
+        self, namespace: str, *, limit: int, before: int | None
+    ) -> list[BlockVersion]:
+        """Newest first, numbers below `before` when given."""
+
+    def get_version(self, namespace: str, number: int) -> BlockVersion | None: ...
+
+    def versions_at(
+        self, namespaces: Sequence[str], at: Any
+    ) -> dict[str, tuple[BlockVersion | None, bool]]:
+        """Per namespace: (its newest version created at or before `at`, whether it has
+        any version at all), in one query."""
+
+    def restore_versions(
+        self, namespace: str, versions: Sequence[BlockVersion], *, agent_id: str
+    ) -> None:
+        """Store versions as given (numbers, sources, times), in one bulk write."""
+
 
 class SessionStorage(ContextStorage, Protocol):
     """Registry calls take the agent id; message calls take a session id that the
@@ -107,6 +143,24 @@ class SessionStorage(ContextStorage, Protocol):
 
     def stop_requested(self, session_id: str) -> bool:
         """Whether a stop was requested since the running turn started."""
+
+    def claim_turn(
+        self, session_id: str, turn_id: str, *, status: str,
+        stale_before: datetime | None = None, replacing: str | None = None,
+    ) -> bool:
+        """Take the session's turn claim for turn_id in one statement (memory_core/busy.py):
+        when no turn holds it or its holder was last seen before stale_before, or (with
+        replacing) from that holder only. Sets the status, forgets any stop request.
+        Returns whether taken."""
+
+    def turn_holder(self, session_id: str) -> tuple[str | None, datetime | None]:
+        """(the claim's turn id or None, when it was last refreshed). Raises NotFound."""
+
+    def touch_turn(self, session_id: str, turn_id: str) -> None:
+        """The claim's holder is alive: refresh it (nothing when turn_id lost it)."""
+
+    def release_turn(self, session_id: str, turn_id: str, *, status: str) -> bool:
+        """Free the claim and set the status, only while turn_id holds it."""
 
     # --- registry -------------------------------------------------------------
     def create_session(
@@ -189,11 +243,17 @@ class SessionStorage(ContextStorage, Protocol):
         come after their parents), in one query. Raises NotFound."""
 
     def path_page(
-        self, session_id: str, leaf_id: str | None, *, limit: int, before_id: str | None
+        self, session_id: str, leaf_id: str | None, *, limit: int, before_id: str | None,
+        on_path: bool = False,
     ) -> PathPage:
         """The last `limit` messages of the path to leaf_id (default: the latest leaf), or
         the `limit` ancestors of before_id, oldest first, with their siblings' positions;
-        a fixed number of queries whatever the path's length. Raises NotFound."""
+        a fixed number of queries whatever the path's length. on_path: before_id must be
+        the leaf or one of its ancestors (else InvalidInput). Raises NotFound."""
+
+    def views(self, session_id: str) -> tuple[list[Compaction], dict[tuple[str, str], Any]]:
+        """What changes how the session's paths read, in one query: its overlays (oldest
+        first) and unloaded skills ((label, key) -> unloaded_at), as path() gives them."""
 
     def path(
         self, session_id: str, leaf_id: str | None, *, with_overlays: bool,

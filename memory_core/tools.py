@@ -247,6 +247,9 @@ def _hit_line(h: SearchHit) -> str:
     corrects it and how many identical copies it stands for."""
     notes = [f"later corrected by {h.superseded_by}"] if h.superseded_by else []
     notes += [f"copies: {h.copies}"] if h.copies > 1 else []
+    # Copies in other sessions (a fork's and its original's): the model can open them.
+    notes += [f"also in [session {c.session_id}] [id {c.message_id}]"
+              for c in h.other_copies if c.session_id != h.session_id]
     return (f"- {h.created_at:%Y-%m-%d %H:%M} [session {h.session_id}] [id {h.id}] {h.role}: "
             f"{plain_text(h.snippet)}" + (f" ({'; '.join(notes)})" if notes else ""))
 
@@ -263,7 +266,7 @@ def session_search_tool(search: Callable[[str, int], Sequence[SearchHit]]) -> To
         "Search the messages of your past sessions (not this one). Each hit shows its "
         "date, id and an excerpt around the match; a hit a newer one corrects says "
         "'later corrected by <id>' (the correction ranks above it), and repeated texts "
-        "show once with their number of copies.",
+        "show once with their number of copies and where the others are.",
         {"type": "object", "properties": {
             "query": {"type": "string", "description": "Words or a question."},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50,

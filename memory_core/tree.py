@@ -203,3 +203,22 @@ def hide_unloaded_skills(
             new_parts[i]["output"] = f"[skill unloaded: {target[1]}]"
         out.append(message if new_parts is None else message._replace(parts=new_parts))
     return out
+
+
+def leaf_paths(messages: Sequence[Message]) -> list[list[Message]]:
+    """Every leaf's root-to-leaf path, leaves in the order given (insertion order: the
+    last is the latest leaf). `messages`: a whole session, parents before children."""
+    by_id = {m.id: m for m in messages}
+    parents = {m.parent_id for m in messages if m.parent_id is not None}
+    out: list[list[Message]] = []
+    for message in messages:
+        if message.id in parents:
+            continue
+        path: list[Message] = []
+        node: Message | None = message
+        while node is not None:
+            path.append(node)
+            node = by_id.get(node.parent_id) if node.parent_id is not None else None
+        path.reverse()
+        out.append(path)
+    return out

@@ -9,6 +9,7 @@ import orjson
 from django.conf import settings
 from django.db import connections, models, router, transaction
 
+from memory_core import busy
 from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_NAME, MAX_REASON, MAX_ROW_ID_LENGTH
 from memory_core.messages import project_text
 
@@ -74,6 +75,10 @@ class Session(models.Model):
     # Session.request_stop(): the running chat turn (in any thread or worker process)
     # checks for it while it streams; cleared when a turn starts.
     stop_requested_at = models.DateTimeField(null=True, blank=True)
+    # The running turn's claim (memory_core/busy.py): who holds it, and when it last
+    # said it was alive. One turn at a time per session, whichever door started it.
+    turn_id = models.CharField(max_length=200, null=True, blank=True)
+    turn_seen_at = models.DateTimeField(null=True, blank=True)
     # Set once any message gets a sibling (a branch or a second root). While unset, the
     # path to a leaf is every message up to it in order: history reads one index range
     # instead of walking parent pointers. Only a hint: the read checks the chain anyway.
@@ -91,6 +96,11 @@ class Session(models.Model):
 
     def __str__(self) -> str:
         return self.name or self.id
+
+    @property
+    def shown_status(self) -> str:
+        """The status to show: a turn that died mid-way shows as "error" (busy.py)."""
+        return busy.shown_status(self.status, self.turn_seen_at)
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if self.key is not None:
@@ -340,6 +350,46 @@ class SkillState(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "label", "key"], name="arbor_skill_unique")
         ]
+
+
+class BlockVersion(models.Model):
+    """One kept state of a block (memory_core/versions.py): the value after a write, who
+    made it and from which message and leaf. `key` is the block's namespace, as in
+    BlockValue and Entry; versions are numbered 1, 2, ... per key."""
+
+    seq = models.BigAutoField(primary_key=True)
+    key = models.CharField(max_length=400)
+    number = models.IntegerField()
+    # Owners, so deleting a session or an agent takes its versions along.
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="+")
+    action = models.CharField(max_length=20)
+    entry_key = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
+    content = models.TextField(null=True, blank=True)
+    entries = JSONText(null=True, blank=True)
+    loaded = JSONText(null=True, blank=True)
+    actor = models.CharField(max_length=10)
+    actor_id = models.CharField(max_length=64, null=True, blank=True)
+    # The source: the message that carried the write and the leaf the session stood on,
+    # in source_session (plain ids: a deleted message leaves the version, marked).
+    message_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
+    leaf_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
+    source_session_id = models.CharField(max_length=MAX_ROW_ID_LENGTH, null=True, blank=True)
+    source_deleted = models.BooleanField(default=False)
+    restored_from = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "arbor_block_version"
+        constraints = [
+            models.UniqueConstraint(fields=["key", "number"], name="arbor_block_version_num")
+        ]
+        indexes = [models.Index(fields=["source_session_id", "message_id"],
+                                name="arbor_block_version_src")]
+
+    def __str__(self) -> str:
+        return f"{self.key} v{self.number}"
 
 
 # --- API keys (SPEC §9) -------------------------------------------------------

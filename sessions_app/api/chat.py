@@ -13,6 +13,7 @@ from ninja.responses import Status
 
 from memory_core import ArborError
 
+from .. import db_pool
 from ..access import session_for
 from .render import dumps
 from .schemas import ChatIn, MessageOut, StopOut, errors
@@ -55,11 +56,20 @@ def _next(events: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
     return next(events, None)
 
 
+def _step(events: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
+    """The next event, then the connection back to the pool: between events the turn
+    waits on its model, which may take a minute, while others wait for a connection."""
+    try:
+        return next(events, None)
+    finally:
+        db_pool.give_back()
+
+
 async def _sse(first: dict[str, Any] | None, events: Iterator[dict[str, Any]]
                ) -> AsyncIterator[bytes]:
     """An async iterator, so daphne sends each event as it comes: Django's ASGI handler
     would read a sync iterator to its end before sending anything."""
-    step = sync_to_async(_next, thread_sensitive=True)
+    step = sync_to_async(_step, thread_sensitive=True)
     event = first
     try:
         while event is not None:
@@ -77,13 +87,15 @@ async def _sse(first: dict[str, Any] | None, events: Iterator[dict[str, Any]]
 
 
 @router.post("/sessions/{aid:session_id}/chat",
-             response={200: MessageOut, **errors(404, 413, 422, 502)}, openapi_extra=STREAM_DOC)
+             response={200: MessageOut, **errors(404, 409, 413, 422, 502)},
+             openapi_extra=STREAM_DOC)
 def chat(request: HttpRequest, session_id: str, body: ChatIn) -> Any:
     """Run one assistant turn: the user message is stored (under parent_id, else the latest
     leaf; root: as a new root), then the frozen prompt, history and tools go to the model,
     tool calls run until it answers, and every step is stored. With `regenerate` instead
     of content: a new answer beside that assistant message (404 unknown, 422 not an
-    assistant message)."""
+    assistant message). One turn at a time per session: 409 `conflict` while another
+    runs (from any door), storing nothing."""
     session = session_for(request.auth, session_id)
     if body.regenerate is not None:
         turn = session.regenerate(body.regenerate, stream=body.stream)

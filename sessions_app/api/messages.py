@@ -22,6 +22,7 @@ from .schemas import (
     LeafOut,
     MessageList,
     MessageOut,
+    PathsOut,
     TreeOut,
     UpdateIn,
     errors,
@@ -31,6 +32,7 @@ from .schemas import Id as IdText
 router = Router(tags=["messages"])
 S = "/sessions/{aid:session_id}"
 M = S + "/messages/{aid:message_id}"
+DEFAULT_PAGE = 50  # history messages per page when only before_id is given
 
 
 def _leaf_of(history: list[Message]) -> str | None:
@@ -105,10 +107,21 @@ def get_branches(request: HttpRequest, session_id: str, message_id: str) -> Any:
 @router.get(S + "/history", response={200: HistoryOut, **errors(404, 422)})
 def get_history(
     request: HttpRequest, session_id: str, leaf_id: IdText | None = None, raw: bool = False,
+    limit: int | None = None, before_id: IdText | None = None,
 ) -> Any:
     """The path from the root to leaf_id (default: the latest leaf), oldest first, with
-    compaction overlays applied unless raw."""
-    history = session_for(request.auth, session_id).get_history(leaf_id, raw, encoded=True)
+    compaction overlays applied unless raw. With `limit` (1-500) or `before_id`, one page
+    of it: the last `limit` messages (default 50), or the `limit` just before before_id
+    (a message on that path: 422 when it is not, 404 when unknown), with `has_more`,
+    `next_before_id` (pass it as before_id for the page above) and `siblings` (each
+    stored message's place among its branches). Without either, the whole path."""
+    session = session_for(request.auth, session_id)
+    if limit is not None or before_id is not None:
+        got = session.get_history_page(leaf_id, limit=DEFAULT_PAGE if limit is None else limit,
+                                       before_id=before_id, raw=raw)
+        first = got.messages[0].id if got.has_more and got.messages else None
+        return json_response({**got.to_dict(), "next_before_id": first})
+    history = session.get_history(leaf_id, raw, encoded=True)
     # A path kept by the path cache comes with its JSON; others are encoded here.
     encoded = getattr(history, "json", None) or dumps(message_dicts(history))
     return json_response({"leaf_id": leaf_id or _leaf_of(history),
@@ -126,3 +139,16 @@ def get_tree(request: HttpRequest, session_id: str) -> Any:
     """Every message as {id, parent_id, role, preview, created_at, child_count}."""
     rows = session_for(request.auth, session_id).get_tree()
     return json_response({"items": [r.to_dict() for r in rows]})
+
+
+@router.get(S + "/paths", response={200: PathsOut, **errors(404)})
+def get_paths(request: HttpRequest, session_id: str) -> Any:
+    """Every branch at once: the tree's rows, and each leaf (oldest first, the last is the
+    latest leaf) with its path as `history` reads it. One request instead of one per leaf;
+    its size is the sum of the paths' lengths."""
+    session = session_for(request.auth, session_id)
+    rows = session.get_tree()
+    paths = session.get_leaf_paths()
+    return json_response({"tree": [r.to_dict() for r in rows],
+                          "items": [{"leaf_id": leaf, "messages": message_dicts(path)}
+                                    for leaf, path in paths]})

@@ -281,9 +281,23 @@ class MessageList(Schema):
     items: list[MessageOut]
 
 
+class SiblingOut(Schema):
+    index: int = Field(description="1-based, in creation order among its parent's children "
+                                   "(or the session's roots).")
+    count: int
+    previous_id: str | None
+    next_id: str | None
+
+
 class HistoryOut(Schema):
     leaf_id: str | None
     messages: list[MessageOut]
+    has_more: bool | None = Field(
+        None, description="Paged reads (limit or before_id): older messages exist above.")
+    next_before_id: str | None = Field(
+        None, description="Paged reads: before_id for the page above, when has_more.")
+    siblings: dict[str, SiblingOut] | None = Field(
+        None, description="Paged reads: each stored message's place among its siblings.")
 
 
 class LeafOut(Schema):
@@ -303,7 +317,23 @@ class TreeOut(Schema):
     items: list[TreeRowOut]
 
 
+class LeafPathOut(Schema):
+    leaf_id: str
+    messages: list[MessageOut]
+
+
+class PathsOut(Schema):
+    tree: list[TreeRowOut]
+    items: list[LeafPathOut] = Field(description="Every leaf with its path as history reads "
+                                     "it, oldest leaf first: the last is the latest leaf.")
+
+
 # ------------------------------------------------------------------- search
+class HitCopyOut(Schema):
+    session_id: str
+    message_id: str
+
+
 class SearchHitOut(Schema):
     id: str
     session_id: str
@@ -321,6 +351,9 @@ class SearchHitOut(Schema):
                                       "results, on the same subject, that reads as a "
                                       "correction of this one (it ranks above it); null if none.")
     copies: int = Field(1, description="How many hits had this very text; the newest is shown.")
+    other_copies: list[HitCopyOut] = Field(
+        default_factory=list, description="Where the other copies are (a fork's copy and its "
+        "original, say): each one's session_id and message_id, best-ranked first.")
 
 
 class SearchOut(Schema):

@@ -101,7 +101,7 @@ def add_usage(request: HttpRequest, session_id: str, body: UsageIn) -> Any:
     return manager.add_usage(sid, body.input_tokens, body.output_tokens, body.cost)
 
 
-@router.post(S + "/compact", response={200: CompactOut, **errors(400, 404, 502)})
+@router.post(S + "/compact", response={200: CompactOut, **errors(400, 404, 409, 502)})
 def compact(request: HttpRequest, session_id: str) -> Any:
     """Run the configured compaction now; null when it would not shrink the history."""
     return {"compaction": session_for(request.auth, session_id).compact()}

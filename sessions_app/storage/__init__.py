@@ -10,6 +10,7 @@ need when built (no mixins calling each other through `self`):
 - registry.py  session rows: create, list, update, delete, usage, fork, continue
 - imported.py  sessions imported from other tools, each recorded once per agent
 - context.py   blocks, values, entries, frozen prompts, skill states
+- versions.py  block versions: head, insert and prune, pages, as-of reads, copies
 - sql.py       statement text, shared with the benchmarks' baselines
 - rows.py      the message row to write and the search scope tokens (vendor-neutral)
 
@@ -18,13 +19,16 @@ Where the SQL differs by vendor, sessions_app/dialects.py owns the whole operati
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
 
+from memory_core.busy import BUSY
+from memory_core.errors import NotFound
 from memory_core.messages import now
 
-from .. import dialects
+from .. import dialects, models
 from . import sql
 from .branches import Branches
 from .context import ContextRows
@@ -33,6 +37,7 @@ from .messages import Messages, engine_transaction
 from .overlays import Overlays
 from .paths import Paths
 from .registry import Registry
+from .versions import VersionRows
 
 
 class _On:
@@ -57,9 +62,10 @@ class OrmStorage:
     def __init__(self) -> None:
         self.paths = Paths()
         self.branches = Branches()
-        self.messages = Messages()
         self.overlays = Overlays(self.paths)
-        self.context = ContextRows()
+        self.versions = VersionRows()
+        self.context = ContextRows(self.versions)
+        self.messages = Messages(self.versions)
         self.registry = Registry(self.paths, self.messages, self.context)
         self.imported = Imported(self.registry, self.context)
 
@@ -72,8 +78,12 @@ class OrmStorage:
         return engine_transaction()
 
     def set_status(self, session_id: str, status: str) -> None:
+        # A busy status is fresh news of the work: reads show it (busy.shown_status).
+        seen = ", turn_seen_at = %s" if status in BUSY else ""
+        params = [status, dialects.current().db_datetime(now())] if seen else [status]
         with connection.cursor() as cur:
-            cur.execute("UPDATE arbor_session SET status = %s WHERE id = %s", [status, session_id])
+            cur.execute(f"UPDATE arbor_session SET status = %s{seen} WHERE id = %s",
+                        [*params, session_id])
 
     def set_stop(self, session_id: str, *, requested: bool) -> bool:
         with connection.cursor() as cur:
@@ -91,6 +101,40 @@ class OrmStorage:
             cur.execute("SELECT 1 FROM arbor_session WHERE id = %s "
                         "AND stop_requested_at IS NOT NULL", [session_id])
             return cur.fetchone() is not None
+
+    def claim_turn(self, session_id: str, turn_id: str, *, status: str,
+                   stale_before: datetime | None = None, replacing: str | None = None) -> bool:
+        # One conditional UPDATE: Postgres re-checks the WHERE on the row it locked, and
+        # SQLite runs one writer at a time, so of two claims at once exactly one wins.
+        db = dialects.current().db_datetime
+        if replacing is not None:
+            held, params = "turn_id = %s", [replacing]
+        else:
+            held = "(turn_id IS NULL OR turn_seen_at IS NULL OR turn_seen_at < %s)"
+            params = [db(stale_before or now())]
+        with connection.cursor() as cur:
+            cur.execute("UPDATE arbor_session SET status = %s, turn_id = %s, turn_seen_at = %s, "
+                        f"stop_requested_at = NULL WHERE id = %s AND {held}",
+                        [status, turn_id, db(now()), session_id, *params])
+            return bool(cur.rowcount)
+
+    def turn_holder(self, session_id: str) -> tuple[str | None, datetime | None]:
+        row = (models.Session.objects.filter(id=session_id)
+               .values_list("turn_id", "turn_seen_at").first())
+        if row is None:
+            raise NotFound(f"session {session_id} not found")
+        return row[0], row[1]
+
+    def touch_turn(self, session_id: str, turn_id: str) -> None:
+        with connection.cursor() as cur:
+            cur.execute("UPDATE arbor_session SET turn_seen_at = %s WHERE id = %s AND turn_id = %s",
+                        [dialects.current().db_datetime(now()), session_id, turn_id])
+
+    def release_turn(self, session_id: str, turn_id: str, *, status: str) -> bool:
+        with connection.cursor() as cur:
+            cur.execute("UPDATE arbor_session SET status = %s, turn_id = NULL "
+                        "WHERE id = %s AND turn_id = %s", [status, session_id, turn_id])
+            return bool(cur.rowcount)
 
     def is_branch(self, session_id: str, message: Any) -> bool:
         """Whether a stored message has a sibling besides itself (it started a branch);
@@ -148,6 +192,7 @@ class OrmStorage:
     # branches.py
     newest_leaf_under = _On("branches")
     path_page = _On("branches")
+    views = _On("branches")
 
     # overlays.py
     add_compaction = _On("overlays")
@@ -169,3 +214,12 @@ class OrmStorage:
     save_prompt = _On("context")
     set_skill_state = _On("context")
     skill_states = _On("context")
+    delete_entry = _On("context")
+
+    # versions.py
+    version_head = _On("versions")
+    add_version = _On("versions")
+    block_versions = _On("versions")
+    get_version = _On("versions")
+    versions_at = _On("versions")
+    restore_versions = _On("versions")

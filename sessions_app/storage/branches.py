@@ -9,12 +9,13 @@ from typing import Any
 
 from django.db import connection
 
-from memory_core.errors import NotFound
+from memory_core.errors import InvalidInput, NotFound
 from memory_core.messages import Message
 from memory_core.tree import PathPage, SiblingInfo
 
 from .. import dialects
 from . import sql
+from .overlays import Views, read_views
 from .paths import find, leaf, row_message
 
 
@@ -35,7 +36,8 @@ class Branches:
         return row_message(row)
 
     def path_page(
-        self, session_id: str, leaf_id: str | None, *, limit: int, before_id: str | None
+        self, session_id: str, leaf_id: str | None, *, limit: int, before_id: str | None,
+        on_path: bool = False,
     ) -> PathPage:
         with connection.cursor() as cur:
             dialects.current().fast_reads(cur)
@@ -47,7 +49,10 @@ class Branches:
                 if not rows:
                     raise _missing(session_id, before_id)
                 rows = rows[:-1]
-                page_leaf = self._leaf_id(cur, session_id, leaf_id)
+                if on_path:
+                    page_leaf = self._leaf_above(cur, session_id, leaf_id, before_id)
+                else:
+                    page_leaf = self._leaf_id(cur, session_id, leaf_id)
             elif leaf_id is not None:
                 cur.execute(sql.PAGE_TO_ID, [session_id, leaf_id, limit, session_id])
                 rows = cur.fetchall()
@@ -63,6 +68,27 @@ class Branches:
         return PathPage(
             messages=[row_message(r) for r in rows], has_more=has_more, leaf_id=page_leaf,
             siblings={r[0]: SiblingInfo(int(r[7]), int(r[8]), r[9], r[10]) for r in rows})
+
+    def views(self, session_id: str) -> Views:
+        with connection.cursor() as cur:
+            return read_views(cur, session_id)
+
+    @staticmethod
+    def _leaf_above(cur: Any, session_id: str, leaf_id: str | None, before_id: str) -> str:
+        """The page's leaf (the one given, else the latest), once before_id is known to
+        be on its path. Raises NotFound, InvalidInput."""
+        if leaf_id is None:
+            cur.execute(sql.ON_PATH_TO_LATEST, [session_id, before_id, session_id, session_id])
+        else:
+            cur.execute(sql.ON_PATH_TO_ID,
+                        [session_id, before_id, session_id, session_id, leaf_id])
+        found, on = cur.fetchone()
+        if found is None and leaf_id is not None:
+            raise _missing(session_id, leaf_id)
+        if not on:
+            raise InvalidInput(f"before_id {before_id} is not on the path to "
+                               f"{leaf_id or 'the latest leaf'}", field="before_id")
+        return str(found)
 
     @staticmethod
     def _leaf_id(cur: Any, session_id: str, leaf_id: str | None) -> str | None:

@@ -37,7 +37,7 @@ def _info(row: models.Session) -> SessionInfo:
         message_count=row.message_count,
         created_at=row.created_at,
         updated_at=row.updated_at,
-        status=row.status,
+        status=row.shown_status,
     )
 
 
@@ -99,6 +99,8 @@ class Registry:
                 return False
             with connection.cursor() as cur:
                 delete_rows(cur, session_id)
+            # Its own blocks' versions cascade; agent-wide ones it wrote stay, marked.
+            self.context.versions.mark_deleted_sources(session_id, None)
             models.Session.objects.filter(parent_session_id=session_id).update(parent_session=None)
             # Blocks, values, entries, prompt and skill states cascade from the row.
             models.Session.objects.filter(id=session_id).delete()

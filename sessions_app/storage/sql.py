@@ -245,3 +245,33 @@ def path_page(anchor: str) -> str:
 
 PAGE_TO_ID = path_page(ID_ANCHOR)
 PAGE_TO_LATEST = path_page(LATEST_ANCHOR)
+
+
+def on_path(anchor: str) -> str:
+    """(the leaf's id, whether the message before_id is that leaf or one of its
+    ancestors). In an unbranched session every earlier message is (session.branched is a
+    hint: were it wrong, a page would be before_id's ancestors all the same); in a
+    branched one, a walk up from the leaf that stops at before_id's seq, since parents
+    come before their children. Params: the session id and before_id, the session id,
+    then the anchor's."""
+    return f"""
+    WITH RECURSIVE b(seq) AS (
+        SELECT seq FROM arbor_message WHERE {ID_ANCHOR}
+    ),
+    shape(branched) AS (SELECT branched FROM arbor_session WHERE id = %s),
+    lf(seq, message_id) AS (SELECT seq, message_id FROM arbor_message WHERE {anchor}),
+    up(seq, parent_seq) AS (
+        SELECT seq, parent_seq FROM arbor_message
+        WHERE seq = (SELECT seq FROM lf) AND (SELECT branched FROM shape)
+        UNION ALL
+        SELECT m.seq, m.parent_seq FROM up JOIN arbor_message m ON m.seq = up.parent_seq
+        WHERE up.seq > (SELECT seq FROM b)
+    )
+    SELECT (SELECT message_id FROM lf),
+           CASE WHEN (SELECT branched FROM shape)
+                THEN EXISTS (SELECT 1 FROM up WHERE seq = (SELECT seq FROM b))
+                ELSE (SELECT seq FROM b) <= (SELECT seq FROM lf) END"""
+
+
+ON_PATH_TO_ID = on_path(ID_ANCHOR)
+ON_PATH_TO_LATEST = on_path(LATEST_ANCHOR)

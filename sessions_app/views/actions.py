@@ -1,8 +1,9 @@
 """What a person does to a conversation: send, edit, branch, regenerate, fork, stop.
 
 Turns run in the background (`turns.py`); the request answers 202 at once and the page
-follows the answer through live events. A second turn while one runs is refused (409):
-the page disables those actions meanwhile, this guards the server side.
+follows the answer through live events. The engine claims the session in the request
+(memory_core/busy.py), so a second turn while one runs is refused (409) here as at every
+other door; the page disables those actions meanwhile.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory_core import InvalidInput, Message, NotFound, Session
+from memory_core import Conflict, InvalidInput, Message, NotFound, Session, busy
 from memory_core.limits import MAX_NAME
 
-from .. import access, models, turns
+from .. import access, turns
 from .chat import message_context
 from .common import go, session_or_404, session_row_or_404
 
-BUSY = ("thinking", "compacting")
+BUSY = "The assistant is still answering: stop it or wait."
 
 
 def _text(request: HttpRequest) -> str | None:
@@ -31,18 +32,20 @@ def _text(request: HttpRequest) -> str | None:
     return content if content.strip() else None
 
 
-def _busy(session: Session) -> HttpResponse | None:
-    status = models.Session.objects.filter(id=session.id).values_list("status", flat=True).first()
-    if status in BUSY:
-        return HttpResponse("The assistant is still answering: stop it or wait.", status=409)
+def _start_turn(session: Session, turn: Callable[[], Any]) -> HttpResponse | None:
+    """Start the turn here (the engine claims the session and announces `thinking`
+    before the request answers, so the page disables what would race it at once), then
+    drain it in the background. The refusal, when the engine refuses."""
+    try:
+        events = turn()
+    except Conflict:
+        return HttpResponse(BUSY, status=409)
+    except NotFound as exc:
+        return HttpResponse(exc.detail, status=404)
+    except InvalidInput as exc:
+        return HttpResponse(exc.detail, status=422)
+    turns.start(lambda: events, name=session.id)
     return None
-
-
-def _start_turn(session: Session, turn: Callable[[], Any]) -> None:
-    """Announce `thinking` before the request answers (so the page disables what would
-    race the turn at once), then run the turn in the background."""
-    session.set_status("thinking")
-    turns.start(turn, name=session.id)
 
 
 def _accepted(message_id: str | None = None) -> HttpResponse:
@@ -63,11 +66,9 @@ def send(request: HttpRequest, session_id: str) -> HttpResponse:
     parent_id = request.POST.get("parent_id") or None
     if parent_id is not None and session.get_message(parent_id) is None:
         return HttpResponse("The branch you were on is gone; reload the page.", status=409)
-    busy = _busy(session)
-    if busy:
-        return busy
-    _start_turn(session, lambda: session.chat(content, parent_id=parent_id, stream=True))
-    return _accepted()
+    refused = _start_turn(
+        session, lambda: session.chat(content, parent_id=parent_id, stream=True))
+    return refused or _accepted()
 
 
 def _edited(request: HttpRequest, session_id: str,
@@ -107,15 +108,13 @@ def branch(request: HttpRequest, session_id: str, message_id: str) -> HttpRespon
     if isinstance(edited, HttpResponse):
         return edited
     session, found, content = edited
-    busy = _busy(session)
-    if busy:
-        return busy
     parent_id = found.parent_id
     if parent_id is None:
-        _start_turn(session, lambda: session.chat(content, root=True, stream=True))
+        refused = _start_turn(session, lambda: session.chat(content, root=True, stream=True))
     else:
-        _start_turn(session, lambda: session.chat(content, parent_id=parent_id, stream=True))
-    return _accepted()
+        refused = _start_turn(
+            session, lambda: session.chat(content, parent_id=parent_id, stream=True))
+    return refused or _accepted()
 
 
 @require_POST
@@ -128,11 +127,8 @@ def regenerate(request: HttpRequest, session_id: str, message_id: str) -> HttpRe
         return HttpResponse("No such message.", status=404)
     if found.role != "assistant":
         return HttpResponse("Only an assistant message can be regenerated.", status=422)
-    busy = _busy(session)
-    if busy:
-        return busy
-    _start_turn(session, lambda: session.regenerate(found.id, stream=True))
-    return _accepted()
+    refused = _start_turn(session, lambda: session.regenerate(found.id, stream=True))
+    return refused or _accepted()
 
 
 @require_POST
@@ -164,9 +160,8 @@ def compact(request: HttpRequest, session_id: str) -> HttpResponse:
     """Compact now: the summariser runs in the background; the page shows `compacting`,
     then the new summary marker (or the error) through live events."""
     session = session_or_404(request, session_id)
-    busy = _busy(session)
-    if busy:
-        return busy
+    if busy.is_held(session):  # the answer now; the compaction's own claim is the guard
+        return HttpResponse(BUSY, status=409)
     turns.start(session.compact, name=session.id)
     return _accepted()
 

@@ -94,9 +94,12 @@ def search(request: HttpRequest) -> HttpResponse:
         # several agents' lists interleave by that rank.
         hits.sort(key=lambda h: h.rank)
         hits = hits[:SEARCH_HITS]
-        ids = {h.session_id for h in hits}
+        ids = {h.session_id for h in hits} | {c.session_id for h in hits for c in h.other_copies}
         names = dict(models.Session.objects.filter(id__in=ids).values_list("id", "name"))
-    context = {"query": query, "hits": [(h, names.get(h.session_id, "")) for h in hits]}
+    # Each hit with its session's name, and where its other copies are (a link each).
+    context = {"query": query, "hits": [
+        (h, names.get(h.session_id, ""),
+         [(c, names.get(c.session_id, "")) for c in h.other_copies]) for h in hits]}
     template = "arbor/_search_results.html" if request.htmx else "arbor/search.html"
     return render(request, template, context)
 

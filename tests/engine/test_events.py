@@ -61,7 +61,8 @@ def talk(session: Session, n: int) -> list[Any]:
 # Reads: public methods that write nothing a subscriber sees.
 SESSION_READS = {
     "get_message", "get_history", "get_latest_leaf", "get_branches", "get_path_length",
-    "get_newest_leaf_under", "get_path_page", "get_tree", "get_message_count", "search", "get_compactions", "compaction_status",
+    "get_newest_leaf_under", "get_path_page", "get_history_page", "get_leaf_paths",
+    "get_tree", "get_message_count", "search", "get_compactions", "compaction_status",
     "get_context_block", "get_context_blocks", "get_context_entry", "system_prompt_status",
     "preview_system_prompt",
     "get_loaded_skills", "tools",
@@ -69,6 +70,8 @@ SESSION_READS = {
     "freeze_system_prompt",
     # The emitting machinery itself.
     "emit", "writing",
+    # Block versions (versions.py): reads, and who the writes inside a block are by.
+    "block_versions", "block_version", "block_diff", "context_as_of", "acting",
 }
 MANAGER_READS = {
     "get", "list", "get_session", "bind", "tools", "get_history", "get_message_count",
@@ -119,6 +122,9 @@ def _session_writes(s: Session) -> dict[str, Any]:
         "unload_skill": lambda: (prepared(), s.load_skill("skills", "deploy"), s.take_events(),
                                  s.unload_skill("skills", "deploy")),
         "set_status": lambda: s.set_status("idle"),
+        "restore_block": lambda: (s.replace_context_block("memory", "one"),
+                                  s.replace_context_block("memory", "two"), s.take_events(),
+                                  s.restore_block("memory", 1)),
     }
 
 
@@ -144,7 +150,7 @@ SESSION_WRITES = [
     "delete_messages", "clear_messages", "add_compaction", "remove_compaction", "chat",
     "regenerate", "request_stop", "compact", "replace_context_block", "append_context_block", "set_context_entry",
     "add_context", "remove_context", "refresh_system_prompt", "load_skill", "unload_skill",
-    "set_status"]
+    "set_status", "restore_block"]
 
 
 @pytest.mark.parametrize("method", SESSION_WRITES)

@@ -19,6 +19,7 @@ from .conftest import World  # noqa: E402
 def bad_calls(world: World) -> list[tuple[str, dict[str, Any], str]]:
     """(tool, arguments, words the error must contain)."""
     theirs = world.mallory_session_id
+    answer = world.manager().get_session(world.session_id).get_latest_leaf().id
     return [
         ("set_context", {"label": "memory"}, "missing required argument 'content'"),
         ("set_context", {"label": "ghost", "content": "x"}, "must be one of memory, kb"),
@@ -39,6 +40,10 @@ def bad_calls(world: World) -> list[tuple[str, dict[str, Any], str]]:
         ("read_history", {"limit": True}, "must be of type integer"),
         ("read_history", {"session_id": theirs}, f"session {theirs} not found"),
         ("read_history", {"leaf_id": "nope"}, "nope"),
+        ("read_history", {"before_id": "nope"}, "nope"),
+        ("read_history", {"limit": 501}, "between 1 and 500"),
+        # the answer is below the first message, not on the path that ends there
+        ("read_history", {"leaf_id": world.first_id, "before_id": answer}, "not on the path"),
         ("list_sessions", {"cursor": "garbage"}, "cursor"),
         ("list_sessions", {"limit": 1000}, "between 1 and 200"),
         ("search", {"query": 7}, "must be of type string"),

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("sessions_app", "0018_event_session_key"),
+        ("sessions_app", "0020_session_turn_claim"),
     ]
 
     operations = [
