@@ -10,14 +10,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
-from .blocks import Block, ContextBlock
+from .blocks import Block, BlockSpec, ContextBlock
 from .errors import InvalidInput, NotFound, ReadOnly
-from .versions import MAX_PAGE, BlockVersion, VersionPage, same_value, shown
+from .storage import ContextStorage
+from .versions import MAX_PAGE, BlockVersion, VersionPage, Writer, same_value, shown
 
-if TYPE_CHECKING:
-    from .context import SessionContext
+
+class SessionContext(Protocol):
+    """What a block's history needs of the session's context (context.SessionContext),
+    named here so the two modules do not import each other."""
+
+    store: ContextStorage
+    agent_id: str
+    session_id: str
+    writer: Writer
+    keep: int
+    recording: bool
+
+    def writing(self, label: str, data: dict[str, Any]) -> AbstractContextManager[Any]: ...
+    def namespace(self, spec: BlockSpec) -> str: ...
+    def blocks(self) -> list[Block]: ...
+    def block(self, label: str) -> Block: ...
+    def _report(self, block: Block, content: str) -> ContextBlock: ...
+    def _check_budget(self, block: Block, content: str) -> int: ...
 
 Head = tuple[BlockVersion | None, str | None]  # (newest version, the session's latest leaf)
 

@@ -186,6 +186,18 @@ class SessionStorage(ContextStorage, Protocol):
         skill states; the frozen prompt. Keeps the snapshot's ids unless the session id or
         an overlay id is taken; drops a parent_session_id that is not the agent's."""
 
+    def imported_session(self, agent_id: str, source_format: str,
+                         conversation_id: str) -> str | None:
+        """The session a conversation of another tool was imported into for this agent
+        (memory_core.imports), while that session exists; else None."""
+
+    def store_imported(self, agent_id: str, snapshot: SessionSnapshot, *, source_format: str,
+                       conversation_id: str) -> SessionInfo:
+        """restore_session for a conversation of another tool, recorded as the import of
+        (source_format, conversation_id): the session starts with the agent's block
+        templates (the snapshot's blocks are not used). Raises Conflict when that
+        conversation was recorded meanwhile."""
+
     def add_usage(
         self, agent_id: str, session_id: str, *, input_tokens: int, output_tokens: int, cost: float
     ) -> SessionInfo:

@@ -222,6 +222,28 @@ class Sqlite:
             source="arbor_entry e", scope=namespace_token(namespace), terms=terms, limit=limit)
 
 
+def _self_contained(rows: Sequence[MessageRow]) -> bool:
+    """Whether every parent named is a row of the batch (an import: the whole tree)."""
+    ids = {r.message_id for r in rows}
+    return all(r.parent_id is None or r.parent_id in ids for r in rows)
+
+
+def _insert_at_once(cur: Any, rows: Sequence[MessageRow], scope: Sequence[str]) -> None:
+    """A whole tree in one statement: seqs taken first (in order: the latest leaf is the
+    last row), so each row names its parent's seq. One statement instead of one per row
+    also runs the term-count trigger once (measured: 1.0 ms a row -> 0.2 ms)."""
+    cur.execute("SELECT nextval(pg_get_serial_sequence('arbor_message', 'seq')) "
+                "FROM generate_series(1, %s)", [len(rows)])
+    seqs = sorted(r[0] for r in cur.fetchall())
+    seq_of = {r.message_id: s for r, s in zip(rows, seqs, strict=True)}
+    columns = list(zip(*[
+        (seq_of[r.message_id], r.message_id,
+         None if r.parent_id is None else seq_of[r.parent_id], r.role, r.parts, r.metadata,
+         r.search_len, r.created_at, r.search_extra, _tsvector(r.tokens, scope))
+        for r in rows], strict=True))
+    cur.execute(sql.INSERT_UNNESTED, [rows[0].session_id, *map(list, columns)])
+
+
 def _tsvector(tokens: Sequence[str], scope_tokens: Sequence[str]) -> str:
     """A tsvector literal built from our tokens, so Postgres' parser never re-splits them.
 
@@ -330,6 +352,9 @@ class Postgres:
     ) -> None:
         if scope is None:  # the column's empty default until copy_index fills it
             cur.executemany(sql.INSERT_LINKED, [r.linked_values() for r in rows])
+            return
+        if len(rows) > 1 and _self_contained(rows):
+            _insert_at_once(cur, rows, scope)
             return
         cur.executemany(sql.INSERT_LINKED_WITH_VECTOR,
                         [[*r.linked_values(), _tsvector(r.tokens, scope)] for r in rows])

@@ -130,6 +130,22 @@ NEXT_SESSION_KEY = {
 }
 
 
+class ImportSource(models.Model):
+    """A conversation of another tool imported into a session (memory_core.imports), so
+    importing the same file again adds nothing. Goes with its session."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+")
+    source_format = models.CharField(max_length=20)
+    conversation_id = models.CharField(max_length=MAX_ID_LENGTH)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "arbor_import_source"
+        constraints = [models.UniqueConstraint(
+            fields=["agent", "source_format", "conversation_id"], name="arbor_import_once")]
+
+
 class JSONText(models.TextField):  # type: ignore[type-arg]
     """JSON kept as text: Postgres jsonb refuses \u0000, which message text may hold.
     The ORM reads and writes Python values; raw SQL writes the JSON text."""

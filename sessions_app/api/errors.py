@@ -136,7 +136,8 @@ def install(api: NinjaAPI) -> None:
         return response
 
     def arbor_error(request: HttpRequest, exc: ArborError) -> HttpResponse:
-        extra = {"current_leaf_id": getattr(exc, "current_leaf_id", None)}
+        extra = {"current_leaf_id": getattr(exc, "current_leaf_id", None),
+                 **getattr(exc, "located", {})}  # an import's conversation and field
         return respond(request, status_of(exc), error_body(exc.detail, exc.code, **extra))
 
     def validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:

@@ -14,8 +14,9 @@ from memory_core.transfer import export_session, import_session
 
 from ..access import agent_for, manager_and_session, manager_for
 from ..lifecycle import transfer as agent_export
+from . import chat_imports
 from .documents import SessionDocument
-from .errors import StrictJsonParser
+from .errors import strict_loads
 from .render import json_response
 from .schemas import SessionOut, errors
 
@@ -35,27 +36,32 @@ class AgentImportOut(Schema):
 
 # The body is read by hand so a foreign agent is a 404 before the document is looked at
 # (as for every other foreign resource); the OpenAPI document still names its schema.
-DOCUMENT_BODY = {"requestBody": {"required": True, "content": {"application/json": {
-    "schema": {"$ref": "#/components/schemas/SessionDocument"}}}}}
 
-
-@router.post("/agents/{aid:agent_id}/import", openapi_extra=DOCUMENT_BODY,
-             response={201: SessionOut | AgentImportOut, **errors(404, 413, 422)})
-def import_(request: HttpRequest, agent_id: str) -> Any:
-    """A new session from an exported document. Ids are kept unless they would collide
-    (the session id, overlay ids), and so are timestamps. A whole agent's export (GET
-    /agents/{id}/export, JSON Lines) brings back all its sessions and templates."""
+@router.post("/agents/{aid:agent_id}/import", openapi_extra=chat_imports.BODY_DOC,
+             response={201: SessionOut | AgentImportOut | chat_imports.ImportOut,
+                       **errors(404, 409, 413, 422)})
+def import_(request: HttpRequest, agent_id: str,
+            format: chat_imports.ImportFormat = "auto") -> Any:  # noqa: A002 (the query name)
+    """A new session from an exported Arbor document (answered as the session): ids are
+    kept unless they would collide (the session id, overlay ids), and so are timestamps.
+    A whole agent's export (GET /agents/{id}/export, JSON Lines) brings back all its
+    sessions and templates. Or the conversations of another tool's export, each a new
+    session with its tree (answered as {format, sessions, skipped}); `format=auto` tells
+    which from the body."""
     agent = agent_for(request.auth, agent_id)
-    if agent_export.is_agent_export(request.body[:200]):
-        return Status(201, {"sessions": agent_export.import_lines(agent, request.body)})
     manager = manager_for(agent)
-    document = _document(request)
+    body, ndjson = chat_imports.upload(request)
+    if format in ("auto", "arbor") and agent_export.is_agent_export(body[:200]):
+        return Status(201, {"sessions": agent_export.import_lines(agent, body)})
+    found, value = chat_imports.sniff(body, format, ndjson)
+    if found != "arbor":
+        return Status(201, chat_imports.run(manager, found, value))
+    document = _document(strict_loads(body))
     return Status(201, import_session(manager, document.model_dump()))
 
 
-def _document(request: HttpRequest) -> SessionDocument:
-    """The body as a SessionDocument; a 413/422 as for any other body."""
-    data = StrictJsonParser().parse_body(request)
+def _document(data: Any) -> SessionDocument:
+    """The body as a SessionDocument; a 422 as for any other body."""
     try:
         return SessionDocument.model_validate(data)
     except PydanticError as exc:

@@ -8,6 +8,7 @@ need when built (no mixins calling each other through `self`):
 - messages.py  message writes: append, update, delete, clear, and `copy_path` (fork, import)
 - overlays.py  compaction overlays
 - registry.py  session rows: create, list, update, delete, usage, fork, continue
+- imported.py  sessions imported from other tools, each recorded once per agent
 - context.py   blocks, values, entries, frozen prompts, skill states
 - versions.py  block versions: head, insert and prune, pages, as-of reads, copies
 - sql.py       statement text, shared with the benchmarks' baselines
@@ -31,6 +32,7 @@ from .. import dialects, models
 from . import sql
 from .branches import Branches
 from .context import ContextRows
+from .imported import Imported
 from .messages import Messages, engine_transaction
 from .overlays import Overlays
 from .paths import Paths
@@ -65,6 +67,7 @@ class OrmStorage:
         self.context = ContextRows(self.versions)
         self.messages = Messages(self.versions)
         self.registry = Registry(self.paths, self.messages, self.context)
+        self.imported = Imported(self.registry, self.context)
 
     def release(self) -> None:
         """Close this thread's connection: async callers run turns in worker threads."""
@@ -163,6 +166,10 @@ class OrmStorage:
     set_compaction_state = _On("registry")
     check_state = _On("registry")
     set_estimate = _On("registry")
+
+    # imported.py
+    imported_session = _On("imported")
+    store_imported = _On("imported")
 
     # messages.py
     append = _On("messages")

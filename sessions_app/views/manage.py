@@ -30,6 +30,7 @@ from .. import access, auth, models
 from ..api.documents import SessionDocument
 from ..api.render import dumps
 from ..api.schemas import BlockTemplate
+from . import imports
 from .chat import resolve_leaf
 from .common import agent_or_404, agents, session_or_404, session_row_or_404
 
@@ -153,23 +154,44 @@ def _parse_document(upload: Any) -> tuple[dict[str, Any] | None, list[str]]:
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def import_page(request: HttpRequest) -> HttpResponse:
-    """Upload an export into one of the user's agents: all of it, or nothing."""
+    """Upload an export into one of the user's agents: all of it, or nothing. Arbor's own
+    document opens as its session; other tools' exports show what was imported."""
     mine = list(agents(request))
     chosen = request.POST.get("agent") or request.GET.get("agent") or ""
+    fmt = request.POST.get("format") or "auto"
     errors: list[str] = []
+    summary: dict[str, Any] | None = None
     if request.method == "POST":
         agent = agent_or_404(request, chosen)
-        document, errors = _parse_document(request.FILES.get("document"))
-        if document is not None:
-            try:
-                info = import_session(access.manager_for(agent), document)
-            except ArborError as exc:
-                errors = [f"The file could not be imported: {exc.detail}"]
-            else:
-                return redirect(reverse("chat", args=[info.id]))
-    status = 422 if errors else 200
-    return render(request, "arbor/import.html",
-                  {"agents": mine, "chosen": chosen, "errors": errors}, status=status)
+        upload = request.FILES.get("document")
+        found, value, errors = imports.sniff(upload, fmt)
+        if found == "arbor":
+            document, errors = _parse_document(upload)
+            if document is not None:
+                try:
+                    info = import_session(access.manager_for(agent), document)
+                except ArborError as exc:
+                    errors = [f"The file could not be imported: {exc.detail}"]
+                else:
+                    return _go(request, reverse("chat", args=[info.id]))
+        elif found is not None:
+            summary, errors = imports.run(agent, found, value)
+    status = 422 if errors else 201 if summary else 200
+    if request.htmx and errors:
+        status = 200  # a fragment to show in place; a 4xx would be a console error too
+    context = {"agents": mine, "chosen": chosen, "errors": errors, "summary": summary,
+               "formats": imports.CHOICES, "format": fmt,
+               "max_bytes": settings.ARBOR_MAX_BODY_BYTES}
+    template = "arbor/_import_result.html" if request.htmx else "arbor/import.html"
+    return render(request, template, context, status=status)
+
+
+def _go(request: HttpRequest, url: str) -> HttpResponse:
+    if request.htmx:  # the page's upload is an htmx request: the browser follows this
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)
 
 
 # ------------------------------------------------------------------ API keys

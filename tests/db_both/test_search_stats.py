@@ -66,3 +66,17 @@ def test_a_new_word_is_searchable_at_once(manager, session):
     hits = manager.search("quokka")
     assert [h.content for h in hits] == ["the rare quokka"]
     assert hits[0].score > 0
+
+
+def test_counts_stay_exact_through_an_import_of_whole_trees(manager):
+    # Postgres writes an imported tree in one statement (dialects._insert_at_once).
+    import orjson
+
+    from memory_core.imports import conversations, import_conversations, read
+    from tests.imports import exports as ex
+
+    for body in (orjson.dumps(ex.chatgpt()), ex.pi_jsonl(), orjson.dumps(ex.claude())):
+        fmt, value = read(body)
+        import_conversations(manager, fmt, conversations(fmt, value))
+    assert_exact()
+    assert {h["id"] for h in manager.search("evening flight")} >= {"a2"}  # vectors hold words

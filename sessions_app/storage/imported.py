@@ -1,0 +1,45 @@
+"""Sessions imported from other tools' conversations, and the record that makes a second
+import of the same conversation a no-op."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from django.db import IntegrityError, transaction
+
+from memory_core.context import specs_from_templates
+from memory_core.errors import Conflict
+from memory_core.messages import SessionInfo
+from memory_core.snapshot import SessionSnapshot
+
+from .. import models
+from .context import ContextRows
+from .registry import Registry
+
+
+class Imported:
+    def __init__(self, registry: Registry, context: ContextRows) -> None:
+        self.registry = registry
+        self.context = context
+
+    def imported_session(self, agent_id: str, source_format: str,
+                         conversation_id: str) -> str | None:
+        return (models.ImportSource.objects.filter(
+            agent_id=agent_id, source_format=source_format, conversation_id=conversation_id)
+            .values_list("session_id", flat=True).first())
+
+    def store_imported(self, agent_id: str, snapshot: SessionSnapshot, *, source_format: str,
+                       conversation_id: str) -> SessionInfo:
+        # Like any new session, it starts with the agent's block templates.
+        templates = specs_from_templates(self.context.agent_templates(agent_id))
+        snapshot = replace(snapshot, blocks=[(t.label, t.stored(), False) for t in templates])
+        try:
+            with transaction.atomic():
+                info = self.registry.restore_session(agent_id, snapshot)
+                models.ImportSource.objects.create(
+                    agent_id=agent_id, session_id=info.id, source_format=source_format,
+                    conversation_id=conversation_id)
+        except IntegrityError:  # another import of the same file got there first
+            raise Conflict(f"conversation {conversation_id} is being imported by another "
+                           "request") from None
+        return info
