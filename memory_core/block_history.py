@@ -8,9 +8,9 @@ provider writes (it holds the block, so numbers never collide) and `record()` af
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
-from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from .blocks import Block, BlockSpec, ContextBlock
