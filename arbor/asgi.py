@@ -17,3 +17,9 @@ from sessions_app.routing import websocket_application  # noqa: E402
 # /mcp/: the MCP server over streamable HTTP (with the `mcp` extra); the rest is Django.
 application = ProtocolTypeRouter({"http": with_mcp(django_asgi_app),
                                   "websocket": websocket_application()})
+
+# Messages are embedded for search by meaning in the background, never during a write
+# (sessions_app/semantic/worker.py; ARBOR_EMBEDDINGS_WORKER=0 leaves it to `manage.py embed`).
+from sessions_app.semantic import worker  # noqa: E402
+
+worker.start()
