@@ -14,6 +14,7 @@ from .compaction import CompactFunction
 from .config import CompactionListener, ErrorHandler, SessionConfig, default_config
 from .errors import InvalidInput, NotFound
 from .events import EventSink, EventType
+from .hybrid import SearchResults, search_messages
 from .inputs import (
     agent_id_of,
     check_id,
@@ -26,14 +27,12 @@ from .inputs import (
 from .limits import MAX_NAME
 from .messages import Message, SessionInfo
 from .providers.history import HistorySearch
-from .rerank import ranked
-from .search import SearchHit, clamp_limit, shape_hits
+from .search import clamp_limit
 from .session import MessageInput, Session
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
 from .tools import Tool, export, session_search_tool
 from .tree import SUMMARY_PREFIX, Compaction
-from .words import query_concepts
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "estimated_cost")
 
@@ -329,19 +328,16 @@ class SessionManager:
     def search(
         self, query: str, limit: int = 20, *, full: bool = True,
         exclude_session_id: str | None = None,
-    ) -> builtins.list[SearchHit]:
-        """Messages of all the agent's sessions (but exclude_session_id) matching any word
-        of `query`, best first, each with a snippet; re-ranked and full=False as in
-        Session.search."""
-        concepts = query_concepts(query)
-        terms = [t for c in concepts for t in c]
-        limit = clamp_limit(limit, 20)
+    ) -> SearchResults:
+        """Messages of all the agent's sessions (but exclude_session_id) matching `query`
+        by its words or meaning, best first, each with a snippet; fused, re-ranked and
+        full=False as in Session.search."""
         exclude = optional_id(exclude_session_id, "exclude_session_id")
-        hits = ranked(lambda window: self.storage.search(
-            agent_id=self.agent_id, session_id=None, terms=terms, limit=window,
-            exclude_session_id=exclude,
-        ), concepts, limit)
-        return shape_hits(hits, terms, full=full)
+        factory = self.config.embedder
+        return search_messages(
+            self.storage, factory() if factory is not None else None, agent_id=self.agent_id,
+            query=query, limit=clamp_limit(limit, 20), full=full, session_id=None,
+            exclude_session_id=exclude)
 
     # ------------------------------------------------------- async twins
     acreate = sync_to_async(create)

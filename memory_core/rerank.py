@@ -264,7 +264,7 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
         h, newer = hits[i], superseded.get(i)
         out.append(SearchHit(h.id, h.session_id, h.role, h.content, h.created_at, rank,
                              h.score, h.truncated, None if newer is None else hits[newer].id,
-                             copies, h._terms, h._text))
+                             copies, h._terms, h._text, h.matched))
     return out
 
 

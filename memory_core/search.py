@@ -55,7 +55,8 @@ class SearchHit(Mappable):
     read so callers that never read it do not pay for it; `truncated` whether content was
     cut; `superseded_by` the id of a newer hit on the same subject that reads as a
     correction (see rerank()); `copies` how many hits had this very text (the newest is
-    shown)."""
+    shown); `matched` how it was found: by its "words", its "meaning" (search by meaning,
+    hybrid.py: its snippet is then its start) or "both"."""
 
     id: str
     session_id: str
@@ -69,6 +70,7 @@ class SearchHit(Mappable):
     copies: int = 1
     _terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
     _text: str | None = field(default=None, repr=False, compare=False)  # before any cut
+    matched: str = "words"
     _snippet: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -95,6 +97,7 @@ class SearchHit(Mappable):
             "truncated": self.truncated,
             "superseded_by": self.superseded_by,
             "copies": self.copies,
+            "matched": self.matched,
         }
 
 
@@ -111,7 +114,7 @@ def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -
         shaped.append(SearchHit(
             h.id, h.session_id, h.role, h.content[:MAX_HIT_CHARS] if cut else h.content,
             h.created_at, h.rank, h.score, cut, h.superseded_by, h.copies, kept_terms,
-            h.content))
+            h.content, h.matched))
     return shaped
 
 

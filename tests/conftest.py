@@ -90,7 +90,7 @@ def _embeddings_off(settings, monkeypatch):
 @pytest.fixture
 def fake_embeddings(settings):
     """Search by meaning on, with the cheap deterministic embedder of tests/semantic/fake.py."""
-    from sessions_app.semantic import index
+    from sessions_app.storage import vector_index as index
     from tests.semantic import fake
 
     settings.ARBOR_EMBEDDINGS = "tests.semantic.fake.shared"

@@ -10,6 +10,7 @@ need when built (no mixins calling each other through `self`):
 - registry.py  session rows: create, list, update, delete, usage, fork, continue
 - context.py   blocks, values, entries, frozen prompts, skill states
 - sql.py       statement text, shared with the benchmarks' baselines
+- dense.py     search by meaning: the messages nearest a question (vectors.py, vector_index.py)
 - rows.py      the message row to write and the search scope tokens (vendor-neutral)
 
 Where the SQL differs by vendor, sessions_app/dialects.py owns the whole operation.
@@ -27,6 +28,7 @@ from .. import dialects
 from . import sql
 from .branches import Branches
 from .context import ContextRows
+from .dense import Dense
 from .messages import Messages, engine_transaction
 from .overlays import Overlays
 from .paths import Paths
@@ -58,6 +60,7 @@ class OrmStorage:
         self.messages = Messages()
         self.overlays = Overlays(self.paths)
         self.context = ContextRows()
+        self.dense = Dense()
         self.registry = Registry(self.paths, self.messages, self.context)
 
     def release(self) -> None:
@@ -137,6 +140,9 @@ class OrmStorage:
     all_messages = _On("paths")
     message_count = _On("paths")
     search = _On("paths")
+
+    # dense.py (search by meaning)
+    nearest = _On("dense")
 
     # branches.py
     newest_leaf_under = _On("branches")

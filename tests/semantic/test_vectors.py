@@ -9,9 +9,9 @@ from django.db import connection
 
 from memory_core.embedding import WrongDimension
 from sessions_app.models import MessageVector
-from sessions_app.semantic import index
 from sessions_app.semantic.embed import embed_all, embed_batch, pending_count
 from sessions_app.semantic.status import status
+from sessions_app.storage import vector_index as index
 from sessions_app.storage import vectors
 from tests.conftest import user_msg
 from tests.semantic.fake import FakeEmbedder, fake_vector

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from memory_core.embedding import Vector, WrongDimension
 
-from ..storage import vectors
+from . import vectors
 
 MAX_CACHED_ROWS = 400_000  # ~600 MB of float32 at 384 dimensions
 
