@@ -321,10 +321,16 @@ class SearchHitOut(Schema):
                                       "results, on the same subject, that reads as a "
                                       "correction of this one (it ranks above it); null if none.")
     copies: int = Field(1, description="How many hits had this very text; the newest is shown.")
+    matched: str = Field("words", description='How the hit was found: "words", "meaning" (no '
+                         'query word in it: its snippet is its start) or "both".')
 
 
 class SearchOut(Schema):
     items: list[SearchHitOut]
+    semantic: str = Field("off", description='Search by meaning: "on", "off" (no embedder, or '
+                          'nothing embedded yet) or "unavailable" (the embedder failed: words only).')
+    pending: int = Field(0, description="The agent's messages still waiting for a vector: found "
+                         "by their words only until the background worker embeds them.")
 
 
 # --------------------------------------------------------------------- chat
