@@ -1,6 +1,6 @@
 """Python clients for Arbor's JSON API, importable without Django (only httpx is needed):
 `ArborClient` / `AsyncArborClient` (client.py) and, for the OpenAI Agents SDK,
-`arbor_client.agents_session.ArborSession`."""
+`arbor_client.agents_session.ArborSession` (and `AsyncArborSession`)."""
 
 from __future__ import annotations
 

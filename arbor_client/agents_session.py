@@ -6,7 +6,7 @@
     session = await ArborSession.create(agent_id, base_url="http://127.0.0.1:8000",
                                         api_key="arb_...", name="support chat")
     result = await Runner.run(Agent(name="helper"), "Hi!", session=session)
-    session.close()
+    await session.close()  # or session.close(): it closes at once either way
 
 Each SDK item becomes one Arbor message on the session's branch: the item itself is kept
 in `metadata.openai_item` (so it reads back exactly) and its words become AI SDK
@@ -16,10 +16,13 @@ clients wrote read back as items too; a compaction overlay reads as one system i
 
 Like the SDK's own sessions it can be used from any event loop or thread (each call runs
 the thread-safe sync client in a worker thread), honours `session_settings.limit`, and
-refuses use after `close()`. Beyond `SQLiteSession` it has what `AdvancedSQLiteSession`
-has, on Arbor's tree: branches (the UI's branch switcher shows the same ones), per-turn
-usage, turn queries with Arbor's search, and `run_compaction` served by Arbor's
-non-destructive compaction. `arbor_client.engine_session.LocalArborSession` is the same
+refuses use after `close()`, which works called or awaited (the SDK's `SQLiteSession`
+closes with `close()`, its `AsyncSQLiteSession` with `await close()`); `AsyncArborSession`
+is the async-first spelling, whose `close()` is a coroutine that waits for a call in
+flight without holding up the event loop. Beyond `SQLiteSession` it has what
+`AdvancedSQLiteSession` has, on Arbor's tree: branches (the UI's branch switcher shows the
+same ones), per-turn usage, turn queries with Arbor's search, and `run_compaction` served
+by Arbor's non-destructive compaction. `arbor_client.engine_session.LocalArborSession` is the same
 session in-process (no HTTP), for agents running inside the Django project.
 Needs only httpx at import time; the `openai-agents` package is what calls it.
 """
@@ -28,8 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, Self, TypeVar
 
 from .agents_advanced import _EMPTY, BRANCH_KEY, AdvancedSessionMixin
 from .agents_items import (
@@ -44,7 +47,7 @@ from .agents_items import (
 )
 from .client import ArborAPIError, ArborClient, AsyncArborClient
 
-__all__ = ["ArborSession", "item_to_message", "message_to_items"]
+__all__ = ["ArborSession", "AsyncArborSession", "item_to_message", "message_to_items"]
 _T = TypeVar("_T")
 
 
@@ -114,6 +117,17 @@ def _sync_client(client: Any, base_url: str | None, api_key: str | None) -> Arbo
     return ArborClient(base_url, api_key)
 
 
+class _Closed:
+    """What `ArborSession.close()` returns: already done, and awaitable, so code written
+    for the SDK's `AsyncSQLiteSession` (`await session.close()`) runs unchanged."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        yield from ()  # nothing left to wait for
+
+
+_CLOSED = _Closed()
+
+
 def _settings(value: Any) -> Any:
     try:
         from agents.memory.session_settings import SessionSettings, coerce_session_settings
@@ -149,7 +163,7 @@ class ArborSession(AdvancedSessionMixin):
     async def create(cls, agent_id: str, *, name: str | None = None,
                      client: ArborClient | AsyncArborClient | None = None,
                      base_url: str | None = None, api_key: str | None = None,
-                     session_settings: Any = None) -> ArborSession:
+                     session_settings: Any = None) -> Self:
         """A new Arbor session of `agent_id`, wrapped."""
         sync = _sync_client(client, base_url, api_key)
         info = await asyncio.to_thread(sync.create_session, agent_id, name,
@@ -190,21 +204,29 @@ class ArborSession(AdvancedSessionMixin):
         self._pin, self._pending_branch = None, None
         return self._store.path(None)
 
-    def close(self) -> None:
-        """Release the connection; later calls raise RuntimeError. Closing twice is fine."""
+    def _shut(self) -> None:
+        """Close once (after a call in flight ends: it holds the lock)."""
         with self._lock:
             if not self._closed:
                 self._closed = True
                 self._store.close()
 
-    async def aclose(self) -> None:
-        self.close()
+    def close(self) -> Awaitable[None]:
+        """Release the connection; later calls raise RuntimeError. Closing twice is fine.
 
-    async def __aenter__(self) -> ArborSession:
+        It closes before it returns; what it returns may be awaited (and need not be), so
+        `session.close()` and `await session.close()` both work."""
+        self._shut()
+        return _CLOSED
+
+    async def aclose(self) -> None:
+        self._shut()
+
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        self.close()
+        await self.aclose()
 
     # ------------------------------------------------------ Session protocol
     async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
@@ -284,3 +306,16 @@ class ArborSession(AdvancedSessionMixin):
             self._pending_branch = None
 
         await self._run(clear)
+
+
+class AsyncArborSession(ArborSession):
+    """`ArborSession` for async-first code, as the SDK's `AsyncSQLiteSession` is to its
+    `SQLiteSession`: the same session, with `close()` a coroutine to await. Closing waits
+    for a call in flight in a worker thread, so the event loop keeps running meanwhile.
+    """
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._shut)
+
+    async def aclose(self) -> None:
+        await self.close()

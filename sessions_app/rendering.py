@@ -28,6 +28,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
+from arbor_client.agents_items import ITEM_JSON_KEY, ITEM_KEY
 from memory_core import Message
 
 MAX_PRE_CHARS = 20_000  # a tool input, output or unknown part shown in <pre>; the rest is cut
@@ -165,16 +166,35 @@ def render_parts(message: Message | Mapping[str, Any]) -> SafeString:
 
     Text parts are Markdown in <div class="message-text">; reasoning, tool calls, tool
     results and unknown parts are collapsed <details> (classes reasoning, tool-call,
-    tool-result [tool-error], part-other). step-start parts show nothing.
+    tool-result [tool-error], part-other). step-start parts show nothing. A message that
+    answers a call shown in an earlier one shows its tool parts' results only.
     """
     parts = message["parts"]
-    return mark_safe("".join(_part_html(p) for p in parts or ()))
+    results_only = _answers_earlier_call(message)
+    return mark_safe("".join(_part_html(p, results_only) for p in parts or ()))
+
+
+def _answers_earlier_call(message: Message | Mapping[str, Any]) -> bool:
+    """Whether the message is an Agents SDK `function_call_output` item as ArborSession
+    stores it: a tool part repeating its call's name and input beside the output (so search
+    and the model-input converter have them), after the call's own message, which already
+    shows that input on the page."""
+    metadata = message.get("metadata") if isinstance(message, Mapping) else message.metadata
+    if not isinstance(metadata, Mapping):
+        return False
+    item = metadata.get(ITEM_KEY)
+    if item is None and isinstance(metadata.get(ITEM_JSON_KEY), str):
+        try:  # an item holding values JSON cannot (NaN, huge integers), kept as text
+            item = json.loads(metadata[ITEM_JSON_KEY])
+        except ValueError:
+            return False
+    return isinstance(item, Mapping) and item.get("type") == "function_call_output"
 
 
 # --- parts -------------------------------------------------------------------------------
 
 
-def _part_html(part: Any) -> str:
+def _part_html(part: Any, results_only: bool = False) -> str:
     if not isinstance(part, Mapping):
         return _other_html("part", part)
     kind = part.get("type")
@@ -192,7 +212,8 @@ def _part_html(part: Any) -> str:
         return _result_html(part, _output_text(output),
                             bool(part.get("isError")) or _is_error_output(output))
     if _is_tool_part(kind):  # an AI SDK tool part: the call, and its result once done
-        return _call_html(part) + _inline_result_html(part)
+        result = _inline_result_html(part)
+        return result if results_only and result else _call_html(part) + result
     if kind == "source-url" and _SAFE_HREF.match(str(part.get("url", ""))):
         return _source_html(part)
     return _other_html(kind if isinstance(kind, str) else "part", part)

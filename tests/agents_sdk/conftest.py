@@ -4,7 +4,8 @@ The SDK's test files are not copied into this repository: at collection time the
 taken from the SDK's source release on PyPI at the installed version (`pip download
 openai-agents==<version> --no-binary :all:`, cached in the git-ignored `upstream/`), with
 one change: the session constructors they import (`SQLiteSession`, `AsyncSQLiteSession`)
-come from `swap.py`, which builds an `ArborSession` on a live Arbor server on loopback.
+come from `swap.py`, which builds an `ArborSession` (an `AsyncArborSession` for the async
+one; its tests also run a second time on `ArborSession`) on a live Arbor server on loopback.
 Their `tests.*` helper imports are pointed at the fetched copies. Tests that reach into
 SQLite itself (connections, file locks, corrupt rows written with SQL, subclass hooks)
 are skipped, each with its reason in SKIPS. Without network the directory is skipped
@@ -42,6 +43,10 @@ FILES = {
     "test_session_limit.py": ("tests/memory/test_session_limit.py", "SQLiteSession"),
     "test_async_sqlite_session.py": ("tests/extensions/memory/test_async_sqlite_session.py",
                                      "AsyncSQLiteSession"),
+    # the same tests again on ArborSession itself: its close() works awaited too
+    "test_async_sqlite_session_on_arbor_session.py": (
+        "tests/extensions/memory/test_async_sqlite_session.py",
+        "ArborSessionAsAsync as AsyncSQLiteSession"),
 }
 # The Runner's tests: only those that use SQLiteSession are kept (the rest of each file,
 # its imports and helpers, stays as it is).

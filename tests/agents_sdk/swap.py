@@ -1,5 +1,7 @@
 """The one change made to the SDK's own session tests: their session constructors
-(`SQLiteSession`, `AsyncSQLiteSession`) build an `ArborSession` on the live Arbor server.
+build an Arbor session on the live Arbor server: `SQLiteSession` an `ArborSession`,
+`AsyncSQLiteSession` an `AsyncArborSession` (and, in a second run of its tests, an
+`ArborSession`, whose `close()` can be awaited too).
 
 Two constructions with the same `(db_path, session_id)` share one Arbor session, as two
 `SQLiteSession`s on one file share rows; ":memory:" is a new session each time. The
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 
 from arbor_client import ArborClient
-from arbor_client.agents_session import ArborSession
+from arbor_client.agents_session import ArborSession, AsyncArborSession
 
 SERVER: dict[str, Any] = {}  # url, key, agent_id, sessions: {(db_path, id): arbor id}
 _memory = itertools.count()
@@ -35,19 +37,33 @@ def _arbor_session(session_id: str, db_path: str | Path) -> tuple[ArborClient, s
     return client, sessions[key]
 
 
-class SQLiteSession(ArborSession):
+class _Swapped:
+    """The SDK's constructor signature, building the Arbor session class it is mixed into."""
+
     def __init__(self, session_id: str, db_path: str | Path = ":memory:",
                  sessions_table: str = "agent_sessions", messages_table: str = "agent_messages",
                  session_settings: Any = None) -> None:
         client, arbor_id = _arbor_session(session_id, db_path)
-        super().__init__(arbor_id, client=client, session_settings=session_settings)
+        super().__init__(arbor_id, client=client,  # type: ignore[call-arg]
+                         session_settings=session_settings)
         self.arbor_session_id = arbor_id
         self.session_id = session_id
 
 
-class AsyncSQLiteSession(SQLiteSession):
-    async def close(self) -> None:  # type: ignore[override]  # the SDK's is a coroutine
-        super().close()
+class SQLiteSession(_Swapped, ArborSession):
+    pass
+
+
+class AsyncSQLiteSession(_Swapped, AsyncArborSession):
+    pass
+
+
+class ArborSessionAsAsync(_Swapped, ArborSession):
+    """AsyncSQLiteSession's tests on `ArborSession` itself, whose `close()` also works
+    awaited; named as the SDK's class, which the tests' "... is closed" checks name."""
+
+
+ArborSessionAsAsync.__name__ = ArborSessionAsAsync.__qualname__ = "AsyncSQLiteSession"
 
 
 @pytest.fixture(autouse=True)
