@@ -175,6 +175,7 @@ def stream_turn(session: SessionHost, ask: Ask, *, stream: bool = True
 
 def _end_turn(session: SessionHost, status: Status) -> None:
     session.in_turn = False
+    session.turn_leaf = None
     try:
         session.set_status(status)
     except Exception:  # the turn's own outcome (or error) is what the caller needs
@@ -231,6 +232,7 @@ def _turn(
             return
         for c in calls:
             yield {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
+        session.turn_leaf = stored.id  # session_search's scope=path: this branch
         stored, events = _run_tools(session, tools, calls, stored)
         yield from events
         leaf = stored.id

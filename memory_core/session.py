@@ -50,6 +50,7 @@ class Session(ContextMethods):
         )
         self._extra_tools = list(extra_tools)
         self.in_turn = False
+        self.turn_leaf: str | None = None  # set by a chat turn while its tools run
 
     def __repr__(self) -> str:
         return f"<Session {self.id}>"
