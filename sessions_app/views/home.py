@@ -87,16 +87,20 @@ def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "")
     hits: list[Any] = []
     names: dict[str, str] = {}
+    words_only = False
     if query.strip():
         for agent in agents(request):
-            hits += access.manager_for(agent).search(query, SEARCH_HITS, full=False)
+            found = access.manager_for(agent).search(query, SEARCH_HITS, full=False)
+            words_only = words_only or found.semantic == "unavailable"
+            hits += found
         # Each agent's hits keep the engine's order (corrections above what they correct);
         # several agents' lists interleave by that rank.
         hits.sort(key=lambda h: h.rank)
         hits = hits[:SEARCH_HITS]
         ids = {h.session_id for h in hits}
         names = dict(models.Session.objects.filter(id__in=ids).values_list("id", "name"))
-    context = {"query": query, "hits": [(h, names.get(h.session_id, "")) for h in hits]}
+    context = {"query": query, "hits": [(h, names.get(h.session_id, "")) for h in hits],
+               "words_only": words_only}
     template = "arbor/_search_results.html" if request.htmx else "arbor/search.html"
     return render(request, template, context)
 
