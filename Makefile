@@ -6,7 +6,7 @@ PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run shell test test-sqlite test-postgres bench lint typecheck chromium clean
+.PHONY: install run demo-password shell test test-sqlite test-postgres bench lint typecheck chromium clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,12 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
-	$(BIN)/daphne -b $(HOST) -p $(PORT) arbor.asgi:application
+	$(BIN)/python -m arbor.serve -b $(HOST) -p $(PORT) arbor.asgi:application
+
+# A lost demo password: a new one, printed once (and a sign-in lockout on demo lifted).
+demo-password: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo --new-password
 
 # A Django shell with the venv's Python, for the README's engine examples.
 shell: install

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+from django.core.exceptions import ImproperlyConfigured
 
 from arbor import secret_key
 
@@ -31,6 +34,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",  # "3 minutes ago" in the session list
     "channels",
     "django_htmx",
+    "axes",  # failed sign-ins lock out (sessions_app/login_throttle.py)
     "ninja",  # serves the API docs page's assets locally instead of from a CDN
     "sessions_app",
 ]
@@ -39,6 +43,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves static files (admin, API docs) under daphne, with DEBUG on or off.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "sessions_app.csp.Middleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "sessions_app.middleware.Common",  # Django's CommonMiddleware, one resolve less
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -46,6 +51,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A view that got no database connection in time answers 503, not 500 (db_pool.py).
+    "sessions_app.middleware.NoConnection",
+    # A sign-in refused for too many failures becomes the 429 page (login_throttle.py).
+    "axes.middleware.AxesMiddleware",
     # Last: a write's live events go out after its response (and the chain runs sync).
     "sessions_app.middleware.EventsAfterResponse",
 ]
@@ -72,10 +81,13 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------
 # SQLite file by default; DATABASE_URL=postgres://... for scale.
 # An empty DATABASE_URL means the default, as an unset one does.
+# No persistent connections (CONN_MAX_AGE=0) on either database: under ASGI each request's
+# sync code runs in a thread of its own, and a connection kept per thread outlived its
+# thread, one per request, until Postgres refused every client (issue 25).
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'arbor.sqlite3'}",
-        conn_max_age=int(os.environ.get("ARBOR_CONN_MAX_AGE", "60")),
+        conn_max_age=0,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -94,17 +106,31 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": os.environ.get("ARBOR_TEST_SQLITE", str(BASE_DIR / ".test-arbor.sqlite3"))
     }
-    # Persistent connections are per thread; SQLite opens cheaply.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and os.environ.get(
-    "ARBOR_PG_PREPARED", "1"
-) == "1":
-    # Server-side binding lets psycopg prepare the hot statements (append, path) after a
-    # few uses instead of re-planning them every call. Set ARBOR_PG_PREPARED=0 behind
-    # PgBouncer < 1.21 in transaction mode, which cannot keep prepared statements.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"server_side_binding": True, "prepare_threshold": 5}
-    )
+
+# Postgres: each worker process borrows connections from one bounded pool (Django's psycopg
+# pool): a request takes one at its first query and gives it back when it ends. One that
+# waits longer than ARBOR_DB_POOL_TIMEOUT seconds answers 503 with Retry-After
+# (sessions_app/db_pool.py). Size: workers x ARBOR_DB_POOL_MAX, plus room for psql and
+# maintenance, must stay under the server's max_connections (README, "Running on
+# PostgreSQL"). ARBOR_DB_POOL_MAX=0: no pool, a connection per request (behind PgBouncer).
+ARBOR_DB_POOL_MAX = int(os.environ.get("ARBOR_DB_POOL_MAX", "20"))
+ARBOR_DB_POOL_MIN = min(int(os.environ.get("ARBOR_DB_POOL_MIN", "2")), ARBOR_DB_POOL_MAX)
+ARBOR_DB_POOL_TIMEOUT = float(os.environ.get("ARBOR_DB_POOL_TIMEOUT", "5"))
+if ARBOR_DB_POOL_MAX < 0 or ARBOR_DB_POOL_MIN < 0 or ARBOR_DB_POOL_TIMEOUT <= 0:
+    raise ImproperlyConfigured(
+        "ARBOR_DB_POOL_MAX and ARBOR_DB_POOL_MIN must be 0 or more (MAX 0: no pool), "
+        "ARBOR_DB_POOL_TIMEOUT a number of seconds above 0")
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    pg_options = DATABASES["default"].setdefault("OPTIONS", {})
+    if ARBOR_DB_POOL_MAX:
+        pg_options["pool"] = {"min_size": ARBOR_DB_POOL_MIN, "max_size": ARBOR_DB_POOL_MAX,
+                              "timeout": ARBOR_DB_POOL_TIMEOUT, "name": "arbor"}
+    if os.environ.get("ARBOR_PG_PREPARED", "1") == "1":
+        # Server-side binding lets psycopg prepare the hot statements (append, path) after
+        # a few uses instead of re-planning them every call; a pooled connection keeps
+        # them from one request to the next. Set ARBOR_PG_PREPARED=0 behind PgBouncer
+        # < 1.21 in transaction mode, which cannot keep prepared statements.
+        pg_options.update({"server_side_binding": True, "prepare_threshold": 5})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -124,6 +150,11 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = os.environ.get("ARBOR_STATIC_ROOT") or None
 
+# The first backend refuses any sign-in while its username or address is locked out.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -153,6 +184,54 @@ if not ARBOR_HTTPS:
         "security.W012",  # session cookie must travel over http here; ARBOR_HTTPS=1 secures it
         "security.W016",  # CSRF cookie likewise; ARBOR_HTTPS=1 secures it
     ]
+
+# --- Sign-in throttling (django-axes; the rule is in sessions_app/login_throttle.py) ----
+# The Nth wrong password for one username, or the Mth from one address, locks it until
+# ARBOR_LOGIN_COOLOFF seconds after the last failure, for the app's and the admin's
+# sign-in pages; the page (429, Retry-After) says when. Admins unlock in the admin
+# (Access attempts) or with `manage.py axes_reset_username <name>`.
+ARBOR_LOGIN_FAILURES = int(os.environ.get("ARBOR_LOGIN_FAILURES", "5"))
+# An address is shared by everyone behind one NAT or proxy, so it gets a larger budget.
+ARBOR_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("ARBOR_LOGIN_FAILURES_PER_ADDRESS", "20"))
+ARBOR_LOGIN_COOLOFF = int(os.environ.get("ARBOR_LOGIN_COOLOFF", "900"))
+AXES_FAILURE_LIMIT = ARBOR_LOGIN_FAILURES
+AXES_COOLOFF_TIME = timedelta(seconds=ARBOR_LOGIN_COOLOFF)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks; order matters to the handler
+AXES_HANDLER = "sessions_app.login_throttle.Handler"
+AXES_LOCKOUT_CALLABLE = "sessions_app.login_throttle.locked_out"
+# A refused attempt while locked does not push the end back, so the page's time holds.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Not reset on success: one account's right password would wipe its address's failures,
+# and with them the counts of the other usernames tried from there.
+AXES_RESET_ON_SUCCESS = False
+AXES_DISABLE_ACCESS_LOG = True  # failures only: successful sign-ins are not recorded
+AXES_VERBOSE = False
+# Behind N reverse proxies, set ARBOR_PROXY_COUNT=N so the address is the client's (from
+# X-Forwarded-For), not the proxy's, which would lock everyone out together.
+ARBOR_PROXY_COUNT = int(os.environ.get("ARBOR_PROXY_COUNT", "0"))
+if ARBOR_PROXY_COUNT:
+    AXES_IPWARE_PROXY_COUNT = ARBOR_PROXY_COUNT
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+
+# --- Content-Security-Policy (django-csp; sessions_app/csp.py adds the socket's host) ----
+# Scripts only from our own files: no inline <script>, no on*= handlers, no eval (htmx is
+# told not to either, in base.html). Inline style *attributes* stay allowed (the usage
+# gauges' widths, the admin's templates, Swagger UI); style sheets come from files only.
+# Images: ours and data: URIs (Swagger UI's and the admin's icons).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],  # the page's own ws:// and wss:// are added per request
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # --- Channels -------------------------------------------------------------
 # Several workers share events through Redis; one process (`make run`) needs nothing.
@@ -190,6 +269,8 @@ ARBOR_MAX_BODY_BYTES = int(os.environ.get("ARBOR_MAX_BODY_BYTES", str(5 * 1024 *
 DATA_UPLOAD_MAX_MEMORY_SIZE = ARBOR_MAX_BODY_BYTES
 # Tool outputs longer than this are stored as a preview and a note to re-run the tool.
 ARBOR_MAX_TOOL_OUTPUT_CHARS = int(os.environ.get("ARBOR_MAX_TOOL_OUTPUT_CHARS", "100000"))
+# Versions kept per context block (README "Block versions"); the oldest are pruned first.
+ARBOR_BLOCK_VERSIONS = int(os.environ.get("ARBOR_BLOCK_VERSIONS", "1000"))
 # Skill files (SPEC §4): a local folder unless STORAGES["skills"] names another backend.
 ARBOR_SKILLS_DIR = os.environ.get("ARBOR_SKILLS_DIR", str(BASE_DIR / "skills"))
 ARBOR_LLM_BASE_URL = os.environ.get("ARBOR_LLM_BASE_URL", "")

@@ -96,6 +96,7 @@ class ContextEntry(Mappable):
     key: str
     content: str
     description: str | None
+    source: dict[str, Any] | None = None  # {message_id, leaf_id} of its last write
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}

@@ -20,6 +20,7 @@ from .errors import InvalidInput, NotFound
 from .inputs import parent_choice
 from .llm.factory import default_llm
 from .messages import Message, new_id
+from .versions import Writer
 
 if TYPE_CHECKING:
     from .events import Status
@@ -72,7 +73,12 @@ def _run_tools(
         elif problem:  # the model sent arguments that are not a JSON object
             content, is_error = f"Error: {problem}", True
         else:
-            result = tool.call(c.arguments)
+            # The model's write, carried by this message, on the branch it ends (the
+            # door's key or user id kept: whose turn it was).
+            door = session.context.writer
+            with session.context.acting(Writer("model", door.actor_id, message.id,
+                                               message.id)):
+                result = tool.call(c.arguments)
             content, is_error = result.content, result.is_error
         outcomes[str(c.id)] = ({"state": "output-error", "errorText": content} if is_error
                                else {"state": "output-available", "output": content})

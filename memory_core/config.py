@@ -18,6 +18,7 @@ from .events import NO_EVENTS, EventSink
 from .messages import MAX_TOOL_OUTPUT_CHARS
 from .tokens import TokenCounter
 from .tree import Compaction
+from .versions import DEFAULT_KEEP
 
 ErrorHandler = Callable[[Exception], Any]
 CompactionListener = Callable[[Compaction], Any]
@@ -42,6 +43,7 @@ class SessionConfig:
     events: EventSink = NO_EVENTS  # where every write announces itself (SPEC §10)
     # search by meaning: called at each search for the current Embedder (None: words only)
     embedder: Callable[[], Any] | None = None
+    block_versions: int = DEFAULT_KEEP  # versions kept per block (versions.py)
 
 
 _default_factory: Callable[[], SessionConfig] = SessionConfig

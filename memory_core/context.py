@@ -6,12 +6,13 @@ views and admin import them from."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from .block_history import History
 from .blocks import (
     SPEC_FIELDS,
     Block,
@@ -29,6 +30,7 @@ from .providers.static import StaticProvider
 from .providers.stored import StoredSearch, StoredSkills, StoredText
 from .storage import ContextStorage
 from .tokens import TokenCounter, estimate_tokens
+from .versions import DEFAULT_KEEP, Writer
 
 __all__ = [
     "SPEC_FIELDS", "Block", "BlockSpec", "ContextBlock", "ContextEntry", "PromptStatus",
@@ -49,7 +51,7 @@ class SessionContext:
         self, store: ContextStorage, *, agent_id: str, session_id: str,
         declared: Sequence[BlockSpec] = (), counter: TokenCounter | None = None,
         file_skills: Callable[[str], Any] | None = None,
-        writing: Writing | None = None,
+        writing: Writing | None = None, keep: int = DEFAULT_KEEP,
     ) -> None:
         self.store = store
         # Opens the write's transaction and emits context.updated when the body succeeds
@@ -61,6 +63,29 @@ class SessionContext:
         self.declared = {spec.label: spec for spec in declared}
         self.runtime: dict[str, Any] = {}  # providers passed to add_context
         self.count = counter or estimate_tokens
+        # Who writes (versions.py): the door sets it; a memory tool call is the model's.
+        self.writer = Writer()
+        self.keep = max(1, keep)  # versions kept per block
+        self.history = History(self)
+        self.recording = True  # False: writes make no version (an import bringing its own)
+
+    @contextmanager
+    def recorded(self, on: bool) -> Iterator[None]:
+        """Writes inside make versions only when `on`."""
+        before, self.recording = self.recording, on
+        try:
+            yield
+        finally:
+            self.recording = before
+
+    @contextmanager
+    def acting(self, writer: Writer) -> Iterator[Writer]:
+        """Writes inside the block are `writer`'s."""
+        before, self.writer = self.writer, writer
+        try:
+            yield writer
+        finally:
+            self.writer = before
 
     # ------------------------------------------------------------- resolving
     def namespace(self, spec: BlockSpec) -> str:
@@ -133,7 +158,8 @@ class SessionContext:
         found = read_entry(block.provider, key) if is_id(key) else None
         if found is None:
             raise NotFound(f"no entry {key!r} in block {label!r}")
-        return ContextEntry(label, key, found[0], found[1] or None)
+        return ContextEntry(label, key, found[0], found[1] or None,
+                            self.history.entry_source(block, key))
 
     # ---------------------------------------------------------------- writes
     def _check_budget(self, block: Block, content: str) -> int:
@@ -162,7 +188,9 @@ class SessionContext:
         block = self._writable(label)
         self._check_budget(block, content)
         with self.writing(label, {"action": "replace"}):
+            head = self.history.head(block)
             block.provider.set(content)
+            self.history.record(block, head, action="replace", content=content)
         return self._report(block, content)
 
     def append_context_block(self, label: str, content: str) -> ContextBlock:
@@ -175,7 +203,9 @@ class SessionContext:
         joined = current + ("\n" if current and not current.endswith("\n") else "") + content
         self._check_budget(block, joined)
         with self.writing(label, {"action": "append"}):
+            head = self.history.head(block)
             block.provider.set(joined)
+            self.history.record(block, head, action="append", content=joined)
         return self._report(block, joined)
 
     def set_entry(
@@ -194,10 +224,12 @@ class SessionContext:
             raise InvalidInput("content must be a string")
         self._check_budget(block, content)
         with self.writing(label, {"action": "set_entry", "key": key}):
+            head = self.history.head(block)
             if block.kind == "skill":
                 block.provider.set(key, content, description or "")
             else:
                 block.provider.set(key, content)
+            self.history.record(block, head, action="set_entry", key=key)
         return self._report(block, block.provider.get())
 
     def add_context(self, label: str, **options: Any) -> ContextBlock:
@@ -265,7 +297,9 @@ class SessionContext:
         if content is None:
             raise NotFound(f"no skill {key!r} in block {label!r}")
         with self.writing(label, {"action": "load", "key": key}):
+            head = self.history.head(block)
             self.store.set_skill_state(self.session_id, label, key, loaded=True)
+            self.history.record(block, head, action="load", key=key)
         return str(content)
 
     def unload_skill(self, label: str, key: str) -> None:
@@ -276,7 +310,9 @@ class SessionContext:
         if not states.get((label, key)):
             raise NotFound(f"skill {key!r} of block {label!r} is not loaded")
         with self.writing(label, {"action": "unload", "key": key}):
+            head = self.history.head(block)
             self.store.set_skill_state(self.session_id, label, key, loaded=False)
+            self.history.record(block, head, action="unload", key=key)
 
     def loaded_skills(self) -> list[dict[str, Any]]:
         return [

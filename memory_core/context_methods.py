@@ -4,13 +4,17 @@ of Session so session.py holds the message tree, and their async twins sit besid
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
 from .blocks import ContextBlock, ContextEntry, PromptStatus
+from .errors import InvalidInput, NotFound
+from .inputs import check_id
 from .tools import Tool, export, session_tools
+from .versions import Actor, BlockVersion, VersionPage, Writer, unified_diff
 
 if TYPE_CHECKING:
     from .context import SessionContext
@@ -90,6 +94,57 @@ class ContextMethods:
         """Skills loaded now, to put into the working context: [{label, key, loaded_at}]."""
         return self.context.loaded_skills()
 
+    # ------------------------------------------------------- block versions
+    def acting(
+        self, actor: Actor, actor_id: Any = None, *, message_id: str | None = None,
+        leaf_id: str | None = None,
+    ) -> AbstractContextManager[Writer]:
+        """`with session.acting("api", key_id):` block writes inside are that actor's."""
+        return self.context.acting(Writer(actor, None if actor_id is None else str(actor_id),
+                                          message_id, leaf_id))
+
+    def block_versions(
+        self, label: str, *, limit: int = 20, before: int | None = None
+    ) -> VersionPage:
+        """A block's versions, newest first: `limit` of them, numbered below `before`
+        (the previous page's next_cursor). Raises NotFound for an unknown label."""
+        return self.context.history.versions(label, limit=limit, before=before)
+
+    def block_version(self, label: str, number: int) -> BlockVersion:
+        """Raises NotFound for an unknown label or number."""
+        return self.context.history.version(label, number)
+
+    def block_diff(self, label: str, number: int, from_number: int | None = None) -> str:
+        """A unified diff of the block's text from version `from_number` (default: the
+        one before) to `number`; empty when they hold the same. Raises NotFound,
+        InvalidInput when from_number is newer than number."""
+        new = self.block_version(label, number)
+        if from_number is None:
+            from_number = number - 1
+            if from_number < 1:
+                return unified_diff(None, new)
+            try:
+                old = self.block_version(label, from_number)
+            except NotFound:  # pruned: diff against nothing
+                return unified_diff(None, new)
+            return unified_diff(old, new)
+        if isinstance(from_number, int) and from_number > number:
+            raise InvalidInput(f"from ({from_number}) must not be newer than {number}")
+        return unified_diff(self.block_version(label, from_number), new)
+
+    def restore_block(self, label: str, number: int) -> BlockVersion:
+        """Write version `number` back as the block's newest version (emits
+        context.updated). Raises NotFound, ReadOnly, OverBudget."""
+        return self.context.history.restore(label, number)
+
+    def context_as_of(self: SessionHost, message_id: str) -> list[ContextBlock]:
+        """Every block as it was when that message was written: what the model saw on
+        that turn, on any branch. Raises NotFound for a message not in this session."""
+        message = self.storage.get_message(self.id, check_id(message_id, "message_id"))
+        if message is None:
+            raise NotFound(f"message {message_id} not found")
+        return self.context.history.as_of(message.created_at)
+
     def tools(self, format: str | None = None) -> list[Any]:
         """The memory tools the session's blocks enable; format openai|anthropic|mcp."""
         return export([*session_tools(self.context), *self._extra_tools], format)
@@ -111,3 +166,8 @@ class ContextMethods:
     aunload_skill = sync_to_async(unload_skill)
     aget_loaded_skills = sync_to_async(get_loaded_skills)
     atools = sync_to_async(tools)
+    ablock_versions = sync_to_async(block_versions)
+    ablock_version = sync_to_async(block_version)
+    ablock_diff = sync_to_async(block_diff)
+    arestore_block = sync_to_async(restore_block)
+    acontext_as_of = sync_to_async(context_as_of)

@@ -47,6 +47,7 @@ class Session(ContextMethods):
             storage, agent_id=agent_id, session_id=session_id,
             declared=list(self.config.declared.values()), counter=self.config.token_counter,
             file_skills=self.config.file_skills, writing=self._context_writing,
+            keep=self.config.block_versions,
         )
         self._extra_tools = list(extra_tools)
         self.in_turn = False

@@ -17,6 +17,7 @@ from .messages import Message, NewMessage, SessionInfo
 from .search import SearchHit
 from .snapshot import SessionSnapshot
 from .tree import Compaction, PathPage, TreeRow
+from .versions import BlockVersion
 
 DEFAULT_STORAGE = "sessions_app.storage.OrmStorage"
 
@@ -81,6 +82,40 @@ class ContextStorage(Protocol):
 
     def skill_states(self, session_id: str) -> list[tuple[str, str, bool, Any, Any]]:
         """(label, key, loaded, loaded_at, unloaded_at)."""
+
+    def delete_entry(self, namespace: str, key: str) -> None: ...
+
+    # --- block versions (versions.py) ------------------------------------------
+    def version_head(
+        self, namespace: str, session_id: str
+    ) -> tuple[BlockVersion | None, str | None]:
+        """(the block's newest version or None, the session's latest leaf id) in one
+        read, holding the block for this transaction's write (a row lock where the
+        database has them), so version numbers never collide."""
+
+    def add_version(
+        self, namespace: str, version: BlockVersion, *, agent_id: str, keep: int
+    ) -> BlockVersion:
+        """Store the version (created_at: now) and prune the block's oldest beyond
+        `keep`; returns it as stored."""
+
+    def block_versions(
+        self, namespace: str, *, limit: int, before: int | None
+    ) -> list[BlockVersion]:
+        """Newest first, numbers below `before` when given."""
+
+    def get_version(self, namespace: str, number: int) -> BlockVersion | None: ...
+
+    def versions_at(
+        self, namespaces: Sequence[str], at: Any
+    ) -> dict[str, tuple[BlockVersion | None, bool]]:
+        """Per namespace: (its newest version created at or before `at`, whether it has
+        any version at all), in one query."""
+
+    def restore_versions(
+        self, namespace: str, versions: Sequence[BlockVersion], *, agent_id: str
+    ) -> None:
+        """Store versions as given (numbers, sources, times), in one bulk write."""
 
 
 class SessionStorage(ContextStorage, Protocol):

@@ -3,7 +3,8 @@
 The document holds the registry row, every message of the tree in insertion order
 (parents before children), the compaction overlays, the session-scoped blocks with
 their contents (agent-scoped blocks belong to the agent: only their declaration travels),
-which skills are loaded or unloaded, and the frozen system prompt. Import keeps every id
+which skills are loaded or unloaded, the frozen system prompt, and each session-scoped
+block's kept versions (versions.py). Import keeps every id
 unless it would collide (the session id and overlay ids are global) and every timestamp,
 so export -> import -> export gives the same bytes. `skills` and `prompt` came later:
 documents without them still import (no skill state, a prompt frozen on first use).
@@ -23,7 +24,9 @@ from .errors import InvalidInput, NotFound
 from .limits import strip_nul
 from .messages import Message, SessionInfo, prepare
 from .snapshot import FrozenPrompt, SessionSnapshot, SkillState
+from .tokens import estimate_tokens
 from .tree import Compaction
+from .versions import ACTIONS, ACTORS, BlockVersion
 
 if TYPE_CHECKING:
     from .manager import SessionManager
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
 
 FORMAT = "arbor.session"
 VERSION = 1
+ALL_VERSIONS = 2**31 - 1  # an export holds every kept version
 _REGISTRY = ("id", "name", "parent_session_id", "model", "source", "input_tokens",
              "output_tokens", "estimated_cost", "end_reason", "created_at", "updated_at")
 
@@ -80,9 +84,12 @@ def _export_blocks(session: Session) -> list[dict[str, Any]]:
     out = []
     for label, spec, removed in session.storage.session_blocks(session.id):
         block: dict[str, Any] = {"label": label, "spec": _canonical(spec), "removed": removed,
-                                 "content": None, "entries": []}
+                                 "content": None, "entries": [], "versions": []}
         if not removed and _holds_own_content(spec):
             namespace = session.context.namespace(BlockSpec.build(label, **spec))
+            block["versions"] = [
+                _version_out(v, session.id) for v in reversed(session.storage.block_versions(
+                    namespace, limit=ALL_VERSIONS, before=None))]
             kind = spec.get("kind") or "writable"
             if kind == "writable":
                 block["content"] = session.storage.get_value(namespace)
@@ -93,6 +100,39 @@ def _export_blocks(session: Session) -> list[dict[str, Any]]:
                 ]
         out.append(block)
     return out
+
+
+def _version_out(v: BlockVersion, session_id: str) -> dict[str, Any]:
+    """A version as the document holds it: its source session only when another (a
+    fork's inherited history), since an import may give the session a new id."""
+    return {
+        "number": v.number, "action": v.action, "key": v.key, "content": v.content,
+        "entries": None if v.entries is None else [
+            {"key": e["key"], "content": e["content"], "description": e.get("description") or "",
+             "source": None if not e.get("source") else {
+                 "message_id": e["source"].get("message_id"),
+                 "leaf_id": e["source"].get("leaf_id")}}
+            for e in v.entries],
+        "loaded": v.loaded, "actor": v.actor, "actor_id": v.actor_id,
+        "message_id": v.message_id, "leaf_id": v.leaf_id,
+        "source_session_id": None if v.session_id == session_id else v.session_id,
+        "source_deleted": v.source_deleted, "restored_from": v.restored_from,
+        "created_at": v.created_at,
+    }
+
+
+def _version_in(label: str, data: Mapping[str, Any], session_id: str) -> BlockVersion:
+    return BlockVersion(
+        label=label, number=data["number"], action=data["action"], content=data.get("content"),
+        entries=None if data.get("entries") is None else [
+            {"key": e["key"], "content": strip_nul(e["content"]),
+             "description": strip_nul(e.get("description") or ""), "source": e.get("source")}
+            for e in data["entries"]],
+        loaded=data.get("loaded"), key=data.get("key"), actor=data["actor"],
+        actor_id=data.get("actor_id"), message_id=data.get("message_id"),
+        leaf_id=data.get("leaf_id"), session_id=data.get("source_session_id") or session_id,
+        source_deleted=bool(data.get("source_deleted")), restored_from=data.get("restored_from"),
+        created_at=data["created_at"])
 
 
 # ---------------------------------------------------------------------- import
@@ -119,12 +159,30 @@ def _check(document: Mapping[str, Any]) -> None:
         raise InvalidInput("block labels must be unique")
     for b in document["blocks"]:
         BlockSpec.build(b["label"], **_spec(b))
+        _check_versions(b)
     skills = [(s["label"], s["key"]) for s in document.get("skills") or ()]
     if len(skills) != len(set(skills)):
         raise InvalidInput("each skill may appear once in skills")
     for label, key in skills:
         if label not in labels:
             raise InvalidInput(f"skill {key!r} names unknown block {label!r}")
+
+
+def _check_versions(block: Mapping[str, Any]) -> None:
+    """Numbers rise, actors and actions are known, each value fits the block's limits."""
+    versions = block.get("versions") or []
+    numbers = [v["number"] for v in versions]
+    if numbers != sorted(set(numbers)):
+        raise InvalidInput(f"block {block['label']!r}: version numbers must rise")
+    limit = _spec(block).get("max_tokens")
+    for v in versions:
+        if v["actor"] not in ACTORS or v["action"] not in ACTIONS:
+            raise InvalidInput(f"block {block['label']!r} version {v['number']}: unknown "
+                               "actor or action")
+        values = [v.get("content") or ""] + [e["content"] for e in v.get("entries") or ()]
+        if limit is not None and any(estimate_tokens(text) > limit for text in values):
+            raise InvalidInput(f"block {block['label']!r} version {v['number']} is over "
+                               f"the block's {limit} tokens")
 
 
 def _ancestry(parents: Mapping[str, str | None], leaf: str) -> set[str]:
@@ -183,12 +241,21 @@ def import_session(manager: SessionManager, document: Mapping[str, Any]) -> Sess
 
 
 def _import_contents(session: Session, blocks: Sequence[Mapping[str, Any]]) -> None:
-    # Through the engine, so budgets, read-only rules and search indexing all apply.
+    # Through the engine, so budgets, read-only rules and search indexing all apply. A
+    # document with versions brings them as they were (the writes make none); an older
+    # one's contents become versions written by `import`.
     for b in blocks:
         if b["removed"] or not _holds_own_content(_spec(b)):
             continue
-        if b.get("content") is not None:
-            session.replace_context_block(b["label"], b["content"])
-        for e in b.get("entries") or ():
-            session.set_context_entry(b["label"], e["key"], e["content"],
-                                      e.get("description") or None)
+        versions = b.get("versions")
+        with session.acting("import"), session.context.recorded(versions is None):
+            if b.get("content") is not None:
+                session.replace_context_block(b["label"], b["content"])
+            for e in b.get("entries") or ():
+                session.set_context_entry(b["label"], e["key"], e["content"],
+                                          e.get("description") or None)
+        if versions:
+            namespace = session.context.namespace(BlockSpec.build(b["label"], **_spec(b)))
+            session.storage.restore_versions(
+                namespace, [_version_in(b["label"], v, session.id) for v in versions],
+                agent_id=session.agent_id)

@@ -11,6 +11,7 @@ from typing import Any
 
 from memory_core import NotFound, Session, SessionManager
 from memory_core.limits import is_id
+from memory_core.versions import Writer
 
 from . import models
 from .auth import Principal
@@ -71,12 +72,16 @@ def session_row_for(principal: Principal, session_id: str) -> models.Session:
 
 
 def session_for(principal: Principal, session_id: str) -> Session:
-    """The engine Session for the principal's session with this id. Raises NotFound."""
+    """The engine Session for the principal's session with this id, its block writes
+    recorded as the principal's (its door and key or user id). Raises NotFound."""
     agent_id = _agent_looked_up(principal, session_id)
     if agent_id is not None:  # no row to make
-        return manager_for(agent_id).bind(session_id)
-    row = session_row_for(principal, session_id)
-    return manager_for(row.agent_id).bind(row.id)  # checked just above: no second lookup
+        session = manager_for(agent_id).bind(session_id)
+    else:
+        row = session_row_for(principal, session_id)
+        session = manager_for(row.agent_id).bind(row.id)  # checked just above
+    session.context.writer = Writer(principal.door, principal.actor_id)  # type: ignore[arg-type]
+    return session
 
 
 def manager_and_session(principal: Principal, session_id: str) -> tuple[SessionManager, str]:

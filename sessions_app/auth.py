@@ -37,6 +37,12 @@ class Principal:
     agent_id: str | None = None
     key_id: int | None = None
     session: tuple[str, str | None] | None = None
+    door: str = "api"  # who block writes are by (memory_core/versions.py): api, ui or mcp
+
+    @property
+    def actor_id(self) -> str:
+        """The key's id, else the user's: recorded on the block versions it writes."""
+        return str(self.key_id if self.key_id is not None else self.user_id)
 
     def may_use(self, agent_id: str) -> bool:
         return self.agent_id is None or self.agent_id == agent_id

@@ -12,7 +12,9 @@ else gets an error event and the connection stays open.
 Refusals: a session the caller may not see is answered exactly as a missing one — the
 socket is accepted, gets `{"type": "error", "code": "not_found", ...}` and is closed with
 4404. No credentials: `unauthorized`, 4401. A browser Origin that is not an allowed host
-is refused at the handshake (`OriginValidator`, in routing).
+is refused at the handshake (`OriginValidator`, in routing). No database connection free
+in time (db_pool.py): `unavailable`, and at connect the socket is closed with 4503; a
+client frame that needed the database gets the error and the socket stays.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import OperationalError
 
 from memory_core import NotFound
 
-from . import models
+from . import db_pool, models
 from .access import session_row_for
 from .auth import Principal, principal_for_key
 from .events import events_after
@@ -89,6 +92,14 @@ def _error(code: str, detail: str) -> dict[str, Any]:
     return {"type": "error", "code": code, "detail": detail}
 
 
+def _busy(exc: OperationalError, what: str) -> None:
+    """Logs a read that got no connection in time (the caller then says so or skips it);
+    any other database error is raised again."""
+    if not db_pool.no_connection(exc):
+        raise exc
+    db_pool.refused(what)
+
+
 def _is_seq(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
@@ -98,9 +109,24 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     session_id: str
     joined = False
+    accepted = False
     drain_task: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
+        try:
+            await self._connect()
+        except OperationalError as exc:
+            _busy(exc, f"WebSocket {self.scope.get('path', '')}")
+            if not self.accepted:
+                await self.accept()
+            await self._refuse(db_pool.CODE, db_pool.DETAIL, db_pool.WS_CLOSE_CODE)
+
+    async def accept(self, subprotocol: str | None = None,
+                     headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        await super().accept(subprotocol, headers)
+        self.accepted = True
+
+    async def _connect(self) -> None:
         self.session_id = str(self.scope["url_route"]["kwargs"]["session_id"])
         self.last_seq = 0  # the last seq this client has (sent, or told by resume)
         self.pending: dict[int, dict[str, Any]] = {}  # frames held back past a gap
@@ -130,7 +156,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         if user is not None and user.is_authenticated and user.is_active \
                 and header(self.scope, b"origin") is not None:
-            return Principal(user_id=user.pk)
+            return Principal(user_id=user.pk, door="ui")
         return None
 
     async def _refuse(self, code: str, detail: str, close_code: int) -> None:
@@ -173,6 +199,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if not isinstance(frame, dict):
             await self._send(_error("bad_frame", "a frame must be a JSON object"))
             return
+        try:
+            await self._act(frame)
+        except OperationalError as exc:
+            _busy(exc, f"WebSocket frame {str(frame.get('action'))[:50]!r}")
+            await self._send(_error(db_pool.CODE, db_pool.DETAIL))
+
+    async def _act(self, frame: dict[str, Any]) -> None:
         action = frame.get("action")
         if action == "ping":
             await self._send({"type": "pong"})
@@ -282,6 +315,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             async with self.lock:  # the outbox never filled it: the client must re-read
                 if self.pending:
                     await self._resync(await _current_seq(self.session_id))
+        except OperationalError as exc:
+            _busy(exc, "a gap fill")  # the frames stay held; the next one tries again
         finally:
             self.gap_task = None
 
@@ -304,6 +339,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 for frame in frames:
                     await self._offer(frame)
                 await self._flush()
+        except OperationalError as exc:
+            _busy(exc, "a tail check")  # the next burst checks again
         finally:
             self.tail_task = None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
+from . import db_pool
+
 
 def health(request: HttpRequest) -> JsonResponse:
     try:
@@ -12,5 +14,9 @@ def health(request: HttpRequest) -> JsonResponse:
             cur.execute("SELECT 1")
             cur.fetchone()
     except Exception as exc:  # noqa: BLE001 - health must answer, not raise
-        return JsonResponse({"status": "error", "database": str(exc)}, status=503)
+        response = JsonResponse({"status": "error", "database": str(exc)}, status=503)
+        if db_pool.no_connection(exc):  # busy, not down: a load balancer may come back soon
+            db_pool.refused(f"{request.method} {request.path}")
+            response["Retry-After"] = str(db_pool.RETRY_AFTER_SECONDS)
+        return response
     return JsonResponse({"status": "ok", "database": connection.vendor})

@@ -9,7 +9,7 @@ from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponseBase
 from django.middleware.common import CommonMiddleware
 
-from . import events
+from . import db_pool, events
 
 
 class Common(CommonMiddleware):
@@ -21,6 +21,24 @@ class Common(CommonMiddleware):
         if request.path_info.startswith("/api/"):
             return False
         return bool(super().should_redirect_with_slash(request))
+
+
+class NoConnection:
+    """A page or view that waited too long for a database connection answers 503 with
+    Retry-After (a page, or JSON under /api/), not Django's 500. The API's own views are
+    answered the same way by its exception handlers (api/errors.py)."""
+
+    sync_capable = True
+    async_capable = False
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponseBase | None:
+        return db_pool.answer(request) if db_pool.no_connection(exc) else None
 
 
 def _release(**kwargs: Any) -> None:

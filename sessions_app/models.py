@@ -215,7 +215,7 @@ class MessageVector(models.Model):
     background by the model named in `model`. int8 components times `scale` give the unit
     vector (a quarter of float32's size); `dim` 0: the message has no text to embed.
 
-    The table is created by migration 0019: its message reference cascades in the
+    The table is created by migration 0020: its message reference cascades in the
     database (messages are deleted by raw SQL), and a trigger drops the vector of a
     message whose parts change, so an edit is embedded again."""
 
@@ -350,6 +350,46 @@ class SkillState(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "label", "key"], name="arbor_skill_unique")
         ]
+
+
+class BlockVersion(models.Model):
+    """One kept state of a block (memory_core/versions.py): the value after a write, who
+    made it and from which message and leaf. `key` is the block's namespace, as in
+    BlockValue and Entry; versions are numbered 1, 2, ... per key."""
+
+    seq = models.BigAutoField(primary_key=True)
+    key = models.CharField(max_length=400)
+    number = models.IntegerField()
+    # Owners, so deleting a session or an agent takes its versions along.
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="+")
+    action = models.CharField(max_length=20)
+    entry_key = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
+    content = models.TextField(null=True, blank=True)
+    entries = JSONText(null=True, blank=True)
+    loaded = JSONText(null=True, blank=True)
+    actor = models.CharField(max_length=10)
+    actor_id = models.CharField(max_length=64, null=True, blank=True)
+    # The source: the message that carried the write and the leaf the session stood on,
+    # in source_session (plain ids: a deleted message leaves the version, marked).
+    message_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
+    leaf_id = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)
+    source_session_id = models.CharField(max_length=MAX_ROW_ID_LENGTH, null=True, blank=True)
+    source_deleted = models.BooleanField(default=False)
+    restored_from = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "arbor_block_version"
+        constraints = [
+            models.UniqueConstraint(fields=["key", "number"], name="arbor_block_version_num")
+        ]
+        indexes = [models.Index(fields=["source_session_id", "message_id"],
+                                name="arbor_block_version_src")]
+
+    def __str__(self) -> str:
+        return f"{self.key} v{self.number}"
 
 
 # --- API keys (SPEC §9) -------------------------------------------------------

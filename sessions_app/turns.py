@@ -3,7 +3,8 @@
 The request answers at once; the answer reaches every page watching the session as live
 events (`message.delta` while it streams, then the stored messages), so the tab that
 asked and any other tab see the same thing. The thread publishes on the server's event
-loop, where the WebSocket consumers live, and closes its database connection at the end.
+loop, where the WebSocket consumers live, and gives its database connection back between
+steps (a slow model holds none of the pool's few) and at the end.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from django.db import close_old_connections, connection
 
-from . import events
+from . import db_pool, events
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ def start(turn: Callable[[], Iterable[Any] | Any], *, name: str) -> threading.Th
             result = turn()
             if isinstance(result, Iterator):  # a streaming turn: run it to its end
                 for _ in result:
-                    pass
+                    db_pool.give_back()  # not held while the model thinks
         except Exception:  # the engine stored the error state and announced it
             log.warning("chat turn %s failed", name, exc_info=True)
         finally:

@@ -6,6 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .views import actions, chat, home
+from .views import block_history as history_pages
 from .views import inspector as inspector_pages
 from .views import manage as manage_pages
 from .views import tree as tree_pages
@@ -43,6 +44,9 @@ urlpatterns = [
     path(S + "prompt/refresh", inspector_pages.refresh_prompt, name="prompt-refresh"),
     path(S + "prompt/blocks/<str:label>", inspector_pages.edit_block, name="prompt-block"),
     path(S + "prompt/blocks/<str:label>/unload", inspector_pages.unload_skill, name="prompt-unload"),
+    path(S + "prompt/blocks/<str:label>/history", history_pages.history, name="prompt-history"),
+    path(S + "prompt/blocks/<str:label>/versions/<int:number>/restore", history_pages.restore,
+         name="prompt-restore"),
     path(M, chat.message, name="chat-message"),
     path(M + "edit", actions.edit, name="message-edit"),
     path(M + "branch", actions.branch, name="message-branch"),

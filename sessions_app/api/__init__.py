@@ -15,7 +15,19 @@ from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 
 from ..auth import ApiKeyAuth
-from . import agents, chat, context, embeddings, errors, export, messages, search, sessions, tools
+from . import (
+    agents,
+    chat,
+    context,
+    embeddings,
+    errors,
+    export,
+    messages,
+    search,
+    sessions,
+    tools,
+    versions,
+)
 from .render import OrjsonRenderer
 
 api = NinjaAPI(
@@ -34,7 +46,7 @@ api = NinjaAPI(
     docs_url="/docs",
 )
 errors.install(api)
-for module in (agents, sessions, messages, search, embeddings, context, tools, chat, export):
+for module in (agents, sessions, messages, search, embeddings, context, versions, tools, chat, export):
     api.add_router("", module.router)
 
 

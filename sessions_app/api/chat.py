@@ -13,6 +13,7 @@ from ninja.responses import Status
 
 from memory_core import ArborError
 
+from .. import db_pool
 from ..access import session_for
 from .render import dumps
 from .schemas import ChatIn, MessageOut, StopOut, errors
@@ -55,11 +56,20 @@ def _next(events: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
     return next(events, None)
 
 
+def _step(events: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
+    """The next event, then the connection back to the pool: between events the turn
+    waits on its model, which may take a minute, while others wait for a connection."""
+    try:
+        return next(events, None)
+    finally:
+        db_pool.give_back()
+
+
 async def _sse(first: dict[str, Any] | None, events: Iterator[dict[str, Any]]
                ) -> AsyncIterator[bytes]:
     """An async iterator, so daphne sends each event as it comes: Django's ASGI handler
     would read a sync iterator to its end before sending anything."""
-    step = sync_to_async(_next, thread_sensitive=True)
+    step = sync_to_async(_step, thread_sensitive=True)
     event = first
     try:
         while event is not None:

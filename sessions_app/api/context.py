@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Query, Router
 from ninja.responses import Status
 
 from memory_core import Session
@@ -20,7 +20,7 @@ from .context_schemas import (
     PromptOut,
     PromptStatusOut,
 )
-from .schemas import BlockTemplate, errors
+from .schemas import BlockTemplate, Id, errors
 
 router = Router(tags=["context"])
 S = "/sessions/{aid:session_id}"
@@ -32,10 +32,17 @@ def _prompt(session: Session) -> dict[str, Any]:
     return {"prompt": text, "frozen_at": frozen_at}
 
 
-@router.get(S + "/context", response={200: ContextList, **errors(404)})
-def list_blocks(request: HttpRequest, session_id: str) -> Any:
+AS_OF = Query(None, description="A message id of this session: every block as it was "
+              "when that message was written.")
+
+
+@router.get(S + "/context", response={200: ContextList, **errors(404, 422)})
+def list_blocks(request: HttpRequest, session_id: str, as_of: Id | None = AS_OF) -> Any:
     """Every block: {label, description, content, tokens, max_tokens, writable, ...}."""
-    return {"items": session_for(request.auth, session_id).get_context_blocks()}
+    session = session_for(request.auth, session_id)
+    if as_of is not None:
+        return {"items": session.context_as_of(as_of)}
+    return {"items": session.get_context_blocks()}
 
 
 @router.post(S + "/context", response={201: ContextBlockOut, **errors(404, 409, 413, 422)})

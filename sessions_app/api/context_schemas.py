@@ -13,7 +13,7 @@ from pydantic import Field, StringConstraints, create_model
 from memory_core import limits as lim
 from memory_core.context import ContextBlock, ContextEntry, PromptStatus
 
-from .schemas import In, Text
+from .schemas import Id, In, Text
 
 
 def _mirror(value: type, name: str) -> type[Schema]:
@@ -53,6 +53,9 @@ class ToolList(Schema):
 
 class ToolCallIn(In):
     arguments: dict[str, Any] = Field(default_factory=dict)
+    message_id: Id | None = Field(None, description="The assistant message of this session "
+                                  "that carries the call: block versions name it as their "
+                                  "source.")
 
 
 class ToolCallOut(Schema):

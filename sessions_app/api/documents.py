@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from memory_core.limits import MAX_TEXT, Role
+from memory_core.versions import ACTIONS, ACTORS
 
 from .schemas import NO_NUL, BlockOptions, Cost, Count, Id, JsonIn, Label, Name, Reason, RowId
 
@@ -68,6 +69,43 @@ class DocEntry(Doc):
     description: str = ""
 
 
+def _known(allowed: tuple[str, ...]) -> Any:
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return value
+    return AfterValidator(check)
+
+
+class DocSource(Doc):
+    message_id: Id | None = None
+    leaf_id: Id | None = None
+
+
+class DocVersionEntry(DocEntry):
+    source: DocSource | None = None
+
+
+class DocVersion(Doc):
+    """One kept state of a block (memory_core/versions.py)."""
+
+    number: Annotated[int, Field(ge=1, le=2**31 - 1)]
+    action: Annotated[str, _known(ACTIONS)]
+    key: Id | None = None
+    content: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
+    entries: list[DocVersionEntry] | None = None
+    loaded: list[Id] | None = None
+    actor: Annotated[str, _known(ACTORS)]
+    actor_id: Annotated[str, StringConstraints(max_length=64, pattern=NO_NUL)] | None = None
+    message_id: Id | None = None
+    leaf_id: Id | None = None
+    source_session_id: RowId | None = Field(None, description="Set when the version was "
+                                            "written in another session (a fork's history).")
+    source_deleted: bool = False
+    restored_from: Annotated[int, Field(ge=1, le=2**31 - 1)] | None = None
+    created_at: Stamp
+
+
 class DocBlock(Doc):
     label: Label
     spec: BlockOptions
@@ -75,6 +113,9 @@ class DocBlock(Doc):
     content: str | None = Field(None, description="A session-scoped writable block's text.")
     entries: list[DocEntry] = Field(default_factory=list, description="A session-scoped "
                                     "skill or search block's entries.")
+    versions: list[DocVersion] | None = Field(None, description="A session-scoped block's "
+                                              "kept versions, oldest first (absent in older "
+                                              "documents).")
 
 
 class DocSkill(Doc):

@@ -2,7 +2,8 @@
 
 Errors are always JSON `{"detail": <str>, "code": <str>}`, never an HTML page or a
 traceback, whatever raised them: the engine, ninja's validation, the JSON parser,
-Django's body-size guard, or a bug (logged, answered 500).
+Django's body-size guard, a full database pool (503 with Retry-After: db_pool.py), or a
+bug (logged, answered 500).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -22,6 +24,8 @@ from ninja.parser import Parser
 
 from memory_core import ArborError, CompactionError, Conflict, InvalidInput, NotFound
 from memory_core.llm import LLMError
+
+from .. import db_pool
 
 log = logging.getLogger("sessions_app.api")
 
@@ -164,6 +168,11 @@ def install(api: NinjaAPI) -> None:
     def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
         return respond(request, 404, error_body("not found", "not_found"))
 
+    def database_error(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+        if db_pool.no_connection(exc):
+            return db_pool.answer(request)  # 503, Retry-After
+        return server_error(request, exc)
+
     def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
         log.exception("unhandled error in %s %s", request.method, request.path)
         return respond(request, 500, error_body("internal server error", "server_error"))
@@ -174,4 +183,5 @@ def install(api: NinjaAPI) -> None:
     api.add_exception_handler(HttpError, http_error)
     api.add_exception_handler(RequestDataTooBig, too_big)
     api.add_exception_handler(Http404, not_found)
+    api.add_exception_handler(OperationalError, database_error)
     api.add_exception_handler(Exception, server_error)

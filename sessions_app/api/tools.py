@@ -30,9 +30,15 @@ def list_tools(
 def call_tool(request: HttpRequest, session_id: str, name: str, body: ToolCallIn) -> Any:
     """Run a tool as the model would. Bad arguments are a result with is_error set (what
     the model would read), not an HTTP error."""
-    tools = {t.name: t for t in session_for(request.auth, session_id).tools()}
+    session = session_for(request.auth, session_id)
+    tools = {t.name: t for t in session.tools()}
     tool = tools.get(name)
     if tool is None:
         raise NotFound(f"no tool {name!r} in this session (it has: {', '.join(tools) or 'none'})")
-    result = tool.call(body.arguments)
+    if body.message_id is not None and session.get_message(body.message_id) is None:
+        raise NotFound(f"message {body.message_id} not found")
+    # A memory tool call is the model's write, whoever relays it (the key kept).
+    with session.acting("model", session.context.writer.actor_id,
+                        message_id=body.message_id, leaf_id=body.message_id):
+        result = tool.call(body.arguments)
     return {"result": result.content, "is_error": result.is_error}

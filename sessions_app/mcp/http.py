@@ -9,7 +9,8 @@ Stateless, JSON responses: each request carries its key and stands alone, so it 
 with several daphne workers and needs no sticky sessions (the tools never call back to
 the client). A missing or revoked key is a 401, a session or agent the key cannot reach a
 404, both in the JSON API's error shape, before the MCP layer sees the request; a body
-over ARBOR_MAX_BODY_BYTES is a 413, as in the JSON API.
+over ARBOR_MAX_BODY_BYTES is a 413, as in the JSON API; no database connection free in
+time, a 503 with Retry-After (db_pool.py).
 
 Daphne does not run the ASGI lifespan, so the SDK's session manager (whose task group the
 transport needs) is started by the first request, in a task of its own that lives as
@@ -24,10 +25,11 @@ from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import OperationalError, close_old_connections
 
 from memory_core import ArborError
 
+from .. import db_pool
 from ..api.render import dumps
 from ..auth import principal_for_key
 from .scope import McpScope
@@ -117,6 +119,13 @@ class McpEndpoint:
             found = await sync_to_async(_resolve)(_bearer(scope), query)
         except ArborError as exc:
             await _error(send, 404, exc.detail, exc.code)
+            return
+        except OperationalError as exc:
+            if not db_pool.no_connection(exc):
+                raise
+            db_pool.refused("MCP request")
+            await _error(send, 503, db_pool.DETAIL, db_pool.CODE, (
+                (b"retry-after", str(db_pool.RETRY_AFTER_SECONDS).encode()),))
             return
         if found is None:
             await _error(send, 401, "send a live API key: Authorization: Bearer <key>",

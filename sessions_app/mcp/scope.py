@@ -7,7 +7,7 @@ are served. A session or agent of another tenant answers as missing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory_core import InvalidInput, NotFound, Session, SessionManager
 
@@ -29,6 +29,7 @@ class McpScope:
               session_id: str | None = None) -> McpScope:
         """A checked scope: the session and agent must be the principal's. Raises
         NotFound; the agent defaults to the session's."""
+        principal = replace(principal, door="mcp")  # block versions say MCP wrote them
         if session_id is not None:
             row = session_row_for(principal, session_id)
             if agent_id is not None and agent_id != row.agent_id:

@@ -37,9 +37,9 @@ PREFIX = "arbor://sessions/"
 INSTRUCTIONS = (
     "Arbor: an agent's persistent conversation memory. With a session in scope, its "
     "memory tools (set_context, load_context, unload_context, search_context, "
-    "session_search) act on it; list_sessions, read_history, append_message, search and "
-    "fork_session act on any session of the agent. Resources: each session's frozen "
-    "system prompt and its context blocks.")
+    "session_search) act on it; list_sessions, read_history, append_message, search, "
+    "fork_session and block_history act on any session of the agent. Resources: each "
+    "session's frozen system prompt and its context blocks.")
 
 
 def prompt_uri(session_id: str) -> str:

@@ -16,6 +16,7 @@ import orjson
 from memory_core.limits import MAX_PATH_PAGE, ROLES
 from memory_core.search import plain_text
 from memory_core.tools import Tool
+from memory_core.versions import MAX_PAGE as MAX_VERSION_PAGE
 
 from .. import models
 from ..api.pagination import MAX_LIMIT, page
@@ -64,7 +65,7 @@ def session_dict(row: Any) -> dict[str, Any]:
 def agent_tools(scope: McpScope) -> list[Tool]:
     """The tools that act on any session of the scope's agent."""
     return [_list_sessions(scope), _read_history(scope), _append_message(scope),
-            _search(scope), _fork_session(scope)]
+            _search(scope), _fork_session(scope), _block_history(scope)]
 
 
 def _list_sessions(scope: McpScope) -> Tool:
@@ -180,6 +181,34 @@ def _fork_session(scope: McpScope) -> Tool:
         }, ["message_id", *_session_required(scope)]), run)
 
 
+
+
+def _block_history(scope: McpScope) -> Tool:
+    def run(args: Mapping[str, Any]) -> str:
+        session = scope.session(args.get("session_id"))
+        label = args["label"]
+        if args.get("number") is not None:
+            version = session.block_version(label, args["number"]).to_dict()
+            version["diff"] = session.block_diff(label, args["number"])
+            return _json({"session_id": session.id, "version": version})
+        got = session.block_versions(label, limit=args.get("limit") or 20,
+                                     before=args.get("before"))
+        return _json({"session_id": session.id, **got.to_dict()})
+
+    return Tool("block_history", (
+        "The versions of a context block, newest first: each write's value, who made it "
+        "(actor: model, api, ui, mcp, import or system), the message that carried it and "
+        "the leaf the session stood on. Pass next_cursor as `before` for older ones; give "
+        "`number` for one version with its diff against the one before."), _schema({
+            **_session_arg(scope),
+            "label": {"type": "string", "description": "The block's label."},
+            "number": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1,
+                       "description": "One version's number."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_VERSION_PAGE,
+                      "description": "How many versions (default 20)."},
+            "before": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1,
+                       "description": "next_cursor of the previous page."},
+        }, ["label", *_session_required(scope)]), run)
 
 
 def all_tools(scope: McpScope) -> list[Tool]:

@@ -9,6 +9,7 @@ need when built (no mixins calling each other through `self`):
 - overlays.py  compaction overlays
 - registry.py  session rows: create, list, update, delete, usage, fork, continue
 - context.py   blocks, values, entries, frozen prompts, skill states
+- versions.py  block versions: head, insert and prune, pages, as-of reads, copies
 - sql.py       statement text, shared with the benchmarks' baselines
 - dense.py     search by meaning: the messages nearest a question (vectors.py, vector_index.py)
 - rows.py      the message row to write and the search scope tokens (vendor-neutral)
@@ -33,6 +34,7 @@ from .messages import Messages, engine_transaction
 from .overlays import Overlays
 from .paths import Paths
 from .registry import Registry
+from .versions import VersionRows
 
 
 class _On:
@@ -57,9 +59,10 @@ class OrmStorage:
     def __init__(self) -> None:
         self.paths = Paths()
         self.branches = Branches()
-        self.messages = Messages()
         self.overlays = Overlays(self.paths)
-        self.context = ContextRows()
+        self.versions = VersionRows()
+        self.context = ContextRows(self.versions)
+        self.messages = Messages(self.versions)
         self.dense = Dense()
         self.registry = Registry(self.paths, self.messages, self.context)
 
@@ -168,3 +171,12 @@ class OrmStorage:
     save_prompt = _On("context")
     set_skill_state = _On("context")
     skill_states = _On("context")
+    delete_entry = _On("context")
+
+    # versions.py
+    version_head = _On("versions")
+    add_version = _On("versions")
+    block_versions = _On("versions")
+    get_version = _On("versions")
+    versions_at = _On("versions")
+    restore_versions = _On("versions")

@@ -16,6 +16,7 @@ from memory_core.messages import now
 from memory_core.search import index_tokens
 
 from .. import dialects, models
+from .versions import VersionRows
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,9 @@ def _owners(namespace: str) -> dict[str, Any]:
 
 
 class ContextRows:
+    def __init__(self, versions: VersionRows) -> None:
+        self.versions = versions
+
     def agent_templates(self, agent_id: str) -> list[dict[str, Any]]:
         context = models.Agent.objects.filter(id=agent_id).values_list("context", flat=True).first()
         return list(context or [])
@@ -85,15 +89,20 @@ class ContextRows:
         ])
         for e in models.Entry.objects.filter(session_id=source):
             self.put_entry(new + e.namespace[len(old):], e.key, e.content, e.description)
+        self.versions.copy_versions(agent_id, source, target)
 
     # ------------------------------------------------------------- values
     def get_value(self, key: str) -> str | None:
         return models.BlockValue.objects.filter(key=key).values_list("content", flat=True).first()
 
     def set_value(self, key: str, content: str) -> None:
-        models.BlockValue.objects.update_or_create(
-            key=key, defaults={"content": strip_nul(content)},
-            create_defaults={"content": strip_nul(content), **_owners(key)})
+        # One UPDATE for a block written before (the common case); only a first write
+        # looks up the owners. Its callers hold the block (version_head), so no other
+        # writer creates the row in between.
+        content = strip_nul(content)
+        if not models.BlockValue.objects.filter(key=key).update(content=content,
+                                                                updated_at=now()):
+            models.BlockValue.objects.create(key=key, content=content, **_owners(key))
 
     # ------------------------------------------------------------ entries
     def put_entry(self, namespace: str, key: str, content: str, description: str) -> None:
@@ -112,6 +121,10 @@ class ContextRows:
             )
             with connection.cursor() as cur:
                 dialects.current().index_entry(cur, row.seq, tokens, namespace)
+
+    def delete_entry(self, namespace: str, key: str) -> None:
+        # Its search index rows go with it (trigger on SQLite, the column on Postgres).
+        models.Entry.objects.filter(namespace=namespace, key=key).delete()
 
     def get_entry(self, namespace: str, key: str) -> tuple[str, str] | None:
         row = models.Entry.objects.filter(namespace=namespace, key=key).values_list(

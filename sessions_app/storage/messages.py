@@ -25,6 +25,7 @@ from ..dialects import Dialect
 from . import hot, sql
 from .paths import find, leaf
 from .rows import MessageRow, message_scope
+from .versions import VersionRows
 
 # What an append did: inserted a row, found the same message stored, or rewrote it.
 INSERTED, UNCHANGED, REWRITTEN = "inserted", "unchanged", "rewritten"
@@ -119,6 +120,9 @@ def _raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
 
 class Messages:
     """The write half of the message storage."""
+
+    def __init__(self, versions: VersionRows) -> None:
+        self.versions = versions  # deletes mark the block versions their messages wrote
 
     def _insert(
         self, cur: Any, session_id: str, agent_id: str | None, new: NewMessage,
@@ -268,6 +272,7 @@ class Messages:
                 )
             d = dialects.current()
             d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[3] for r in rows))
+            self.versions.mark_deleted_sources(session_id, [r[1] for r in rows])
             d.give_back_free_pages(cur)
             return len(rows)
 
@@ -295,6 +300,7 @@ class Messages:
             delete_rows(cur, session_id)
             cur.execute(sql.DELETE_SKILL_STATES, [session_id])
             cur.execute(sql.ZERO_COUNTS, [dialects.current().db_datetime(now()), session_id])
+            self.versions.mark_deleted_sources(session_id, None)
             dialects.current().give_back_free_pages(cur)
 
     def copy_path(

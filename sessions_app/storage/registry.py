@@ -99,6 +99,8 @@ class Registry:
                 return False
             with connection.cursor() as cur:
                 delete_rows(cur, session_id)
+            # Its own blocks' versions cascade; agent-wide ones it wrote stay, marked.
+            self.context.versions.mark_deleted_sources(session_id, None)
             models.Session.objects.filter(parent_session_id=session_id).update(parent_session=None)
             # Blocks, values, entries, prompt and skill states cascade from the row.
             models.Session.objects.filter(id=session_id).delete()

@@ -20,7 +20,7 @@ from ..auth import Principal
 
 
 def principal(request: HttpRequest) -> Principal:
-    return Principal(user_id=request.user.pk)
+    return Principal(user_id=request.user.pk, door="ui")
 
 
 def agents(request: HttpRequest) -> Any:

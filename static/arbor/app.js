@@ -11,4 +11,14 @@
       if (help && !help.open) { event.preventDefault(); help.showModal(); }
     }
   });
+  // Behaviour the templates ask for with data- attributes, since the Content-Security-Policy
+  // refuses inline handlers (onfocus=, onsubmit=): select a field's text when focused,
+  // confirm a form's submission first.
+  document.addEventListener("focusin", (event) => {
+    if (event.target.matches && event.target.matches("[data-select-on-focus]")) event.target.select();
+  });
+  document.addEventListener("submit", (event) => {
+    const message = event.target.dataset && event.target.dataset.confirm;
+    if (message && !window.confirm(message)) event.preventDefault();
+  });
 })();

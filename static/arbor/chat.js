@@ -339,6 +339,16 @@
     setTimeout(() => { button.textContent = label; }, 1200);
   }
 
+  // Tree, Usage and Export Markdown open on the branch on screen, which may have changed
+  // since the page was rendered (a branch switch, a new message).
+  document.querySelector(".session-links").addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-leaf]");
+    if (!link || !leafId()) return;
+    const url = new URL(link.href);
+    url.searchParams.set("leaf", leafId());
+    link.href = url;
+  });
+
   // --- keyboard -----------------------------------------------------------------
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {

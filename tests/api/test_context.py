@@ -63,7 +63,7 @@ def test_search_entries(api, sid):
     entry = ok(api.put(f"/sessions/{sid}/context/kb/entries/lisbon",
                        {"content": "Tram 28 crosses Alfama"}))
     assert entry == {"label": "kb", "key": "lisbon", "content": "Tram 28 crosses Alfama",
-                     "description": None}
+                     "description": None, "source": {"message_id": None, "leaf_id": None}}
     assert ok(api.get(f"/sessions/{sid}/context/kb/entries/lisbon")) == entry
     assert ok(api.get(f"/sessions/{sid}/context/kb"))["content"] == "1 entries indexed."
     error(api.get(f"/sessions/{sid}/context/kb/entries/porto"), 404)

@@ -52,6 +52,11 @@ ENDPOINTS = [
     ("PUT", "/sessions/{session}/context/notes", {"content": "stolen"}),
     ("DELETE", "/sessions/{session}/context/notes", None),
     ("POST", "/sessions/{session}/context/notes/append", {"content": "stolen"}),
+    ("GET", "/sessions/{session}/context?as_of={message}", None),
+    ("GET", "/sessions/{session}/context/notes/versions", None),
+    ("GET", "/sessions/{session}/context/notes/versions/1", None),
+    ("GET", "/sessions/{session}/context/notes/versions/1/diff", None),
+    ("POST", "/sessions/{session}/context/notes/versions/1/restore", None),
     ("GET", "/sessions/{session}/context/kb/entries/k1", None),
     ("PUT", "/sessions/{session}/context/kb/entries/k1", {"content": "stolen"}),
     ("GET", "/sessions/{session}/system-prompt", None),
@@ -131,6 +136,7 @@ def test_the_table_covers_every_operation(api):
             generic = generic.replace("{" + placeholder + "}", "{" + param + "}")
         generic = generic.replace("/notes", "/{label}").replace("/kb/", "/{label}/")
         generic = generic.replace("/k1", "/{key}").replace("/set_context", "/{name}")
+        generic = generic.replace("/versions/1", "/versions/{number}")
         covered.add((method, generic))
     not_per_resource = {("GET", "/agents"), ("POST", "/agents")}
     assert documented - not_per_resource - covered == set()

@@ -23,6 +23,7 @@ NO_TWIN = {
         "announce_new": "called inside a write's transaction (create, fork, import)",
     },
     Session: {
+        "acting": "a context manager naming who writes, no I/O",
         "emit": "called inside a write's transaction, or per streamed delta",
         "writing": "a context manager around a write, not a call",
     },

@@ -12,7 +12,8 @@ def test_get_context_entry_reads_a_skill_with_its_description_without_loading_it
     session.set_context_entry("skills", "deploy", "Run make deploy.", "How to deploy")
     entry = session.get_context_entry("skills", "deploy")
     assert entry.to_dict() == {"label": "skills", "key": "deploy",
-                               "content": "Run make deploy.", "description": "How to deploy"}
+                               "content": "Run make deploy.", "description": "How to deploy",
+                               "source": {"message_id": None, "leaf_id": None}}
     assert session.get_loaded_skills() == []
 
 

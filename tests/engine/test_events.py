@@ -69,6 +69,8 @@ SESSION_READS = {
     "freeze_system_prompt",
     # The emitting machinery itself.
     "emit", "writing",
+    # Block versions (versions.py): reads, and who the writes inside a block are by.
+    "block_versions", "block_version", "block_diff", "context_as_of", "acting",
 }
 MANAGER_READS = {
     "get", "list", "get_session", "bind", "tools", "get_history", "get_message_count",
@@ -119,6 +121,9 @@ def _session_writes(s: Session) -> dict[str, Any]:
         "unload_skill": lambda: (prepared(), s.load_skill("skills", "deploy"), s.take_events(),
                                  s.unload_skill("skills", "deploy")),
         "set_status": lambda: s.set_status("idle"),
+        "restore_block": lambda: (s.replace_context_block("memory", "one"),
+                                  s.replace_context_block("memory", "two"), s.take_events(),
+                                  s.restore_block("memory", 1)),
     }
 
 
@@ -144,7 +149,7 @@ SESSION_WRITES = [
     "delete_messages", "clear_messages", "add_compaction", "remove_compaction", "chat",
     "regenerate", "request_stop", "compact", "replace_context_block", "append_context_block", "set_context_entry",
     "add_context", "remove_context", "refresh_system_prompt", "load_skill", "unload_skill",
-    "set_status"]
+    "set_status", "restore_block"]
 
 
 @pytest.mark.parametrize("method", SESSION_WRITES)

@@ -21,7 +21,8 @@ from .clients import http_client, open_client, run, text_of  # noqa: E402
 from .conftest import World  # noqa: E402
 
 MEMORY_TOOLS = {"set_context", "search_context", "session_search"}
-AGENT_TOOLS = {"list_sessions", "read_history", "append_message", "search", "fork_session"}
+AGENT_TOOLS = {"list_sessions", "read_history", "append_message", "search", "fork_session",
+               "block_history"}
 
 
 def test_tools_are_listed_with_schemas_that_validate(transport: str, world: World) -> None:

@@ -40,7 +40,7 @@ class Command(BaseCommand):
         row = Agent.objects.filter(id=agent).first() if is_id(agent) else None
         if row is None:
             raise CommandError(f"agent {agent} not found")
-        principal = Principal(user_id=row.owner_id, agent_id=row.id)
+        principal = Principal(user_id=row.owner_id, agent_id=row.id, door="mcp")
         try:
             scope = McpScope.build(principal, agent_id=row.id, session_id=session)
         except ArborError as exc:

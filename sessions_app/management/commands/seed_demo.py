@@ -1,10 +1,15 @@
-"""seed_demo: a demo user, agent and two sessions (a branch and a fork). Safe to re-run."""
+"""seed_demo: a demo user, agent and two sessions (a branch and a fork). Safe to re-run.
+
+`--new-password` (`make demo-password`) is the way back from a lost demo password: the
+password is stored hashed and printed only when it is made.
+"""
 
 from __future__ import annotations
 
 import secrets
 from typing import Any
 
+from axes.utils import reset as axes_reset
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -42,9 +47,15 @@ def _text(role: str, text: str) -> dict[str, Any]:
 class Command(BaseCommand):
     help = "Create the demo user, agent and sessions; re-running changes nothing."
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--new-password", action="store_true",
+            help=f"Give {USERNAME!r} a new random password, print it, and lift a sign-in "
+                 "lockout on it (for a lost password).")
+
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
-            password = self._user()
+            password = self._user(new_password=options["new_password"])
             agent, created = Agent.objects.get_or_create(
                 owner=self._demo_user(), name=AGENT_NAME
             )
@@ -85,8 +96,8 @@ class Command(BaseCommand):
     def _demo_user(self) -> Any:
         return get_user_model().objects.get(username=USERNAME)
 
-    def _user(self) -> str | None:
-        """Create or fix up the demo user; the new password, or None if it existed."""
+    def _user(self, *, new_password: bool) -> str | None:
+        """Create or fix up the demo user; its new password, or None if it kept its own."""
         users = get_user_model()
         user = users.objects.filter(username=USERNAME).first()
         password = None
@@ -94,8 +105,18 @@ class Command(BaseCommand):
             password = secrets.token_urlsafe(12)
             user = users.objects.create_user(USERNAME, password=password)
             self.stdout.write(f"Created user {USERNAME!r}.")
+        elif new_password:
+            password = secrets.token_urlsafe(12)
+            user.set_password(password)
+            user.save(update_fields=["password"])
+            # Whoever lost the password may have guessed until locked out: let them in now.
+            axes_reset(username=USERNAME)
+            self.stdout.write(f"Gave {USERNAME!r} a new password.")
         else:
-            self.stdout.write(f"User {USERNAME!r} exists; its password is unchanged.")
+            self.stdout.write(
+                f"User {USERNAME!r} exists; its password is unchanged (lost it? "
+                "`make demo-password`, or `python manage.py seed_demo --new-password`, "
+                "sets and prints a new one).")
         if not (user.is_staff and user.is_superuser):
             user.is_staff = user.is_superuser = True  # so it can log into the admin
             user.save(update_fields=["is_staff", "is_superuser"])

@@ -49,7 +49,7 @@ POSTGRES_BACKWARD = ["DROP TABLE IF EXISTS arbor_message_vector",
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("sessions_app", "0018_event_session_key"),
+        ("sessions_app", "0019_block_versions"),
     ]
 
     operations = [
