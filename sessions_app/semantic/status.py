@@ -23,7 +23,7 @@ def status(agent_id: str) -> dict[str, Any]:
     if embedder is None:
         return out
     with connection.cursor() as cur:
-        embedded = vectors.stats(cur, agent_id=agent_id, model=embedder.model)[0]
+        embedded = vectors.count(cur, agent_id=agent_id, model=embedder.model)
         pending = vectors.pending_count(cur, model=embedder.model, agent_id=agent_id,
                                         embedded=embedded)
     out.update(model=embedder.model, embedded=embedded, pending=pending)

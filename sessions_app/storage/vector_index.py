@@ -4,9 +4,9 @@ Neither database here can load a vector extension (this Python's sqlite3 has no
 enable_load_extension, so sqlite-vec cannot load; pgvector is not installed), and an
 exact scan of one agent's vectors is a single matrix-vector product: about 10 ms for
 100,000 vectors of 384 dimensions on one core. The matrix is kept per (agent, model) and
-checked at each search by one indexed read (row count and highest id): rows past the
-highest id are appended; a count that does not add up (a message deleted or edited) reads
-the agent's vectors again. At most MAX_CACHED_ROWS vectors are kept across agents (the
+checked at each search by one read of two keys (the highest id, and the agent's count of
+deleted vectors, kept by a trigger): rows past the highest id are appended; a delete (of
+a message, or of an edited message's vector) reads the agent's vectors again. At most MAX_CACHED_ROWS vectors are kept across agents (the
 least recently searched go first).
 """
 
@@ -36,6 +36,7 @@ class AgentVectors:
 
     rows: int = 0
     top: int = 0
+    deleted: int = 0  # the agent's deleted vectors when read: another number means reload
     size: int = 0
     dim: int = 0
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -79,22 +80,21 @@ _lock = threading.Lock()
 
 
 def agent_vectors(cur: Any, *, agent_id: str, model: str) -> AgentVectors:
-    """The agent's vectors by `model`, as stored now (one indexed read when cached)."""
-    rows, top = vectors.stats(cur, agent_id=agent_id, model=model)
+    """The agent's vectors by `model`, as stored now (one two-key read when cached)."""
+    top, deleted = vectors.state(cur, agent_id=agent_id, model=model)
     key = (agent_id, model)
     with _lock:
         cached = _cache.get(key)
         if cached is not None:
             _cache.move_to_end(key)
-            if cached.rows == rows and cached.top == top:
+            if cached.top == top and cached.deleted == deleted:
                 return cached
-    if cached is not None and top >= cached.top:
+    if cached is not None and cached.deleted == deleted and top > cached.top:
         fresh = vectors.rows_after(cur, agent_id=agent_id, model=model, after=cached.top)
         with _lock:
-            if cached.rows + len(fresh) == rows and cached.top <= top:
-                cached.add([r for r in fresh if r[0] > cached.top])
-                return cached
-    whole = AgentVectors()
+            cached.add([r for r in fresh if r[0] > cached.top])
+        return cached
+    whole = AgentVectors(deleted=deleted)
     whole.add(vectors.rows_after(cur, agent_id=agent_id, model=model, after=0))
     with _lock:
         _cache[key] = whole

@@ -30,8 +30,12 @@ STORE = """INSERT INTO arbor_message_vector
     SELECT m.seq, %s, m.session_key, %s, %s, %s, %s FROM arbor_message m
     WHERE m.seq = %s AND m.parts = %s
     ON CONFLICT (message_seq) DO NOTHING"""
-STATS = """SELECT count(*), coalesce(max(id), 0) FROM arbor_message_vector
-    WHERE agent_id = %s AND model = %s"""
+# The highest id (an index's last entry) and the agent's deletes (one key): never a count,
+# which reads every index entry of the agent.
+STATE = """SELECT (SELECT coalesce(max(id), 0) FROM arbor_message_vector
+                   WHERE agent_id = %s AND model = %s),
+                  (SELECT coalesce(max(n), 0) FROM arbor_vector_deletes WHERE agent_id = %s)"""
+COUNT = "SELECT count(*) FROM arbor_message_vector WHERE agent_id = %s AND model = %s"
 ROWS_AFTER = """SELECT id, message_seq, session_key, dim, scale, vector
     FROM arbor_message_vector WHERE agent_id = %s AND model = %s AND id > %s ORDER BY id"""
 MESSAGES_OF_AGENT = "SELECT coalesce(sum(message_count), 0) FROM arbor_session WHERE agent_id = %s"
@@ -86,12 +90,17 @@ def stored_dim(cur: Any, *, model: str) -> int | None:
     return int(row[0]) if row else None
 
 
-def stats(cur: Any, *, agent_id: str, model: str) -> tuple[int, int]:
-    """(rows, highest id) of the agent's vectors by `model`: a cache holding as many rows
-    up to that id holds them all."""
-    cur.execute(STATS, [agent_id, model])
-    count, top = cur.fetchone()
-    return int(count), int(top)
+def state(cur: Any, *, agent_id: str, model: str) -> tuple[int, int]:
+    """(highest id of the agent's vectors by `model`, vectors of the agent ever deleted):
+    a cache read at the same state holds them all."""
+    cur.execute(STATE, [agent_id, model, agent_id])
+    top, deleted = cur.fetchone()
+    return int(top), int(deleted)
+
+
+def count(cur: Any, *, agent_id: str, model: str) -> int:
+    cur.execute(COUNT, [agent_id, model])
+    return int(cur.fetchone()[0])
 
 
 def rows_after(cur: Any, *, agent_id: str, model: str,
@@ -114,7 +123,7 @@ def pending_count(cur: Any, *, model: str, agent_id: str | None = None,
     cur.execute(MESSAGES_OF_AGENT, [agent_id])
     messages = int(cur.fetchone()[0])
     if embedded is None:
-        embedded = stats(cur, agent_id=agent_id, model=model)[0]
+        embedded = count(cur, agent_id=agent_id, model=model)
     return max(0, messages - embedded)
 
 

@@ -119,8 +119,8 @@ def test_cache_adds_new_rows_and_reloads_after_a_delete(manager, session, fake_e
     session.delete_messages([first.id])
     with connection.cursor() as cur:
         reloaded = index.agent_vectors(cur, agent_id=manager.agent_id, model="fake-hash-64")
-        seq_left = vectors.stats(cur, agent_id=manager.agent_id, model="fake-hash-64")
-    assert reloaded is not held and reloaded.size == 1 and seq_left[0] == 1
+        left = vectors.count(cur, agent_id=manager.agent_id, model="fake-hash-64")
+    assert reloaded is not held and reloaded.size == 1 and reloaded.rows == left == 1
     query = np.asarray(fake_vector("tiramisu"), np.float32)
     assert [s for s, _ in index.nearest(reloaded, query, limit=5)] == reloaded.seqs[:1].tolist()
 
