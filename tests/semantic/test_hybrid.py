@@ -94,3 +94,20 @@ def test_bad_scope_and_leaf_are_refused(session):
     leaf = session.append_message(user_msg("x"))
     with pytest.raises(InvalidInput, match="leaf_id"):
         session.search("car", leaf_id=leaf.id)
+
+
+def test_the_semantic_benchmark_runs_end_to_end(db, fake_embeddings):
+    from benchmarks import semantic
+
+    lines = semantic.run(400, lambda _m: None)
+    assert "one agent of 400 messages (fake-hash-64, 64 dimensions" in lines[0]
+    assert "hybrid search p50" in lines[1] and lines[-1].startswith("  target: p50 <=")
+
+
+def test_the_recall_harness_scores_hybrid_beside_words(db, fake_embeddings):
+    from benchmarks.recall import harness
+
+    report = harness.run(embedder=fake_embeddings)
+    assert report.words is not None and report.embedder == "fake-hash-64"
+    assert "hybrid/words/bm25" in report.table()
+    assert report.arbor["vocabulary"].mrr() > report.words["vocabulary"].mrr()
