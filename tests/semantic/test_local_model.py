@@ -12,7 +12,8 @@ from sessions_app.semantic.embed import embed_all
 from tests.conftest import assistant_msg, user_msg
 
 ANSWER = "picked up the new Skoda yesterday"
-OTHERS = ["Tom finally moved to Porto", "I could eat tiramisu every day",
+OTHERS = ["Noted: window seats. When would you like to fly?",  # a question outranked it
+          "Tom finally moved to Porto", "I could eat tiramisu every day",
           "The deploy script failed because the migration table was locked",
           "Meeting with Anna moved to Thursday", "Please water the plants while I'm away"]
 
@@ -22,11 +23,11 @@ def model() -> LocalE5:
     return LocalE5()
 
 
-def test_vectors_are_unit_length_and_the_query_form_differs(model):
+def test_vectors_are_unit_length_and_messages_take_the_query_form(model):
     query, passage = model.embed_query(ANSWER), model.embed_passages([ANSWER])[0]
     assert query.shape == passage.shape == (LOCAL_DIM,)
     assert abs(float(np.linalg.norm(passage)) - 1) < 1e-4
-    assert not np.allclose(query, passage)
+    assert float(query @ passage) > 0.99  # symmetric: the same text, the same vector
 
 
 def test_the_default_install_answers_what_car_from_the_skoda(manager, session, settings):
