@@ -24,3 +24,8 @@ application = ProtocolTypeRouter({"http": with_mcp(django_asgi_app),
 from sessions_app.lifecycle import worker as lifecycle_worker  # noqa: E402
 
 lifecycle_worker.start()
+# Messages are embedded for search by meaning in the background, never during a write
+# (sessions_app/semantic/worker.py; ARBOR_EMBEDDINGS_WORKER=0 leaves it to `manage.py embed`).
+from sessions_app.semantic import worker  # noqa: E402
+
+worker.start()

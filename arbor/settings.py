@@ -284,6 +284,20 @@ ARBOR_DEMO_STREAM_DELAY = float(os.environ.get("ARBOR_DEMO_STREAM_DELAY", "0.03"
 ARBOR_CONTEXT_WINDOW = int(os.environ["ARBOR_CONTEXT_WINDOW"]) if os.environ.get(
     "ARBOR_CONTEXT_WINDOW", "").strip().isdigit() else None
 
+# Search by meaning (README "Search"), off by default until it meets its speed and recall
+# targets: "on" is the offline multilingual model unless ARBOR_EMBEDDINGS_URL names an
+# OpenAI-compatible /v1/embeddings endpoint. Read by sessions_app/semantic/config.py only.
+ARBOR_EMBEDDINGS = os.environ.get("ARBOR_EMBEDDINGS", "off").strip()
+ARBOR_EMBEDDINGS_URL = os.environ.get("ARBOR_EMBEDDINGS_URL", "").strip()
+ARBOR_EMBEDDINGS_MODEL = os.environ.get("ARBOR_EMBEDDINGS_MODEL", "").strip()
+ARBOR_EMBEDDINGS_API_KEY = os.environ.get("ARBOR_EMBEDDINGS_API_KEY", "")
+ARBOR_EMBEDDINGS_TIMEOUT = float(os.environ.get("ARBOR_EMBEDDINGS_TIMEOUT", "10") or 10)
+# Cores the offline model uses (one leaves the other to requests on a small machine).
+ARBOR_EMBEDDINGS_THREADS = int(os.environ.get("ARBOR_EMBEDDINGS_THREADS", "1") or 1)
+# The background worker that embeds new and edited messages starts with the server
+# (arbor/asgi.py) unless this is 0; `manage.py embed` does the same work on demand.
+ARBOR_EMBEDDINGS_WORKER = os.environ.get("ARBOR_EMBEDDINGS_WORKER", "1") == "1"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

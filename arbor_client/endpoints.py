@@ -163,15 +163,23 @@ class _Endpoints:
 
     # --------------------------------------------------------------- search
     def search(self, session_id: str, q: str, limit: int | None = None, *,
-               full: bool = False) -> Any:
-        """Hits carry a snippet; content is cut (truncated: true) unless full=True."""
+               full: bool = False, scope: str | None = None, leaf: str | None = None) -> Any:
+        """Hits carry a snippet; content is cut (truncated: true) unless full=True.
+        scope: "session" (default), "path" (the branch to `leaf`, default the latest
+        leaf) or "agent". The answer's `semantic` says whether meaning was searched too."""
         return self._call("GET", f"/sessions/{_seg(session_id)}/search",
-                          params={"q": q, "limit": limit, "full": "true" if full else None})
+                          params={"q": q, "limit": limit, "full": "true" if full else None,
+                                  "scope": scope, "leaf": leaf})
 
     def search_agent(self, agent_id: str, q: str, limit: int | None = None, *,
                      full: bool = False) -> Any:
         return self._call("GET", f"/agents/{_seg(agent_id)}/search",
                           params={"q": q, "limit": limit, "full": "true" if full else None})
+
+    def embeddings(self, agent_id: str) -> Any:
+        """Search by meaning for the agent: the model, and how many messages wait for a
+        vector (`pending`)."""
+        return self._call("GET", f"/agents/{_seg(agent_id)}/embeddings")
 
     # -------------------------------------------------------------- context
     def context(self, session_id: str) -> Any:

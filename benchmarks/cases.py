@@ -43,6 +43,7 @@ class Sizes:
     rounds: int = 7
     budget: float = 60.0  # seconds of timed queries per search benchmark
     live_appends: int = 300  # per session in the live-events benchmark
+    semantic_messages: int = 100_000  # one agent, for hybrid search (benchmarks/semantic.py)
 
 
 @dataclass

@@ -23,7 +23,7 @@ FULL = Sizes()
 QUICK = Sizes(
     appends=1_000, sessions=20, per_session=500, branch_path=300, branches=30,
     memory_lengths=(500, 1_000, 2_000, 4_000), queries=10, rounds=5, budget=15.0,
-    live_appends=150,
+    live_appends=150, semantic_messages=5_000,
 )
 
 

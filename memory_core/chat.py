@@ -222,6 +222,7 @@ class ClaimedTurn(Iterator[dict[str, Any]]):
 
 def _end_turn(session: SessionHost, turn_id: str, status: Status) -> None:
     session.in_turn = False
+    session.turn_leaf = None
     try:
         busy.release(session, turn_id, status)
     except Exception:  # the turn's own outcome (or error) is what the caller needs
@@ -279,6 +280,7 @@ def _turn(
             return
         for c in calls:
             yield {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
+        session.turn_leaf = stored.id  # session_search's scope=path: this branch
         stored, events = _run_tools(session, tools, calls, stored)
         yield from events
         leaf = stored.id

@@ -41,6 +41,8 @@ class SessionConfig:
     max_tool_output_chars: int = MAX_TOOL_OUTPUT_CHARS
     file_skills: FileSkillsFactory | None = None  # None: blocks with `files` are refused
     events: EventSink = NO_EVENTS  # where every write announces itself (SPEC §10)
+    # search by meaning: called at each search for the current Embedder (None: words only)
+    embedder: Callable[[], Any] | None = None
     block_versions: int = DEFAULT_KEEP  # versions kept per block (versions.py)
 
 

@@ -28,6 +28,7 @@ class SessionHost(Protocol):
     storage: SessionStorage
     context: SessionContext
     in_turn: bool  # a chat turn is running: its status stays "thinking" around compaction
+    turn_leaf: str | None  # while its tools run: the message the turn stands on (its branch)
 
     def get_history(self, leaf_id: str | None = None, raw: bool = False) -> list[Message]: ...
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -14,6 +14,7 @@ from .compaction import CompactFunction
 from .config import CompactionListener, ErrorHandler, SessionConfig, default_config
 from .errors import InvalidInput, NotFound
 from .events import EventSink, EventType
+from .hybrid import SearchResults, search_messages
 from .inputs import (
     agent_id_of,
     check_id,
@@ -26,14 +27,12 @@ from .inputs import (
 from .limits import MAX_NAME
 from .messages import Message, SessionInfo
 from .providers.history import HistorySearch
-from .rerank import ranked
-from .search import SearchHit, clamp_limit, shape_hits
+from .search import SearchHit, clamp_limit
 from .session import MessageInput, Session
 from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
 from .tools import Tool, export, session_search_tool
 from .tree import SUMMARY_PREFIX, Compaction
-from .words import query_concepts
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "estimated_cost")
 
@@ -208,16 +207,23 @@ class SessionManager:
     def bind(self, session_id: str) -> Session:
         """A Session for an id the caller has already checked belongs to this agent, without
         checking again. Message calls trust that id: never bind an id you have not checked."""
-        return Session(
-            self.storage, agent_id=self.agent_id, session_id=session_id, config=self.config,
-            extra_tools=[self._session_search_tool(exclude_session_id=session_id)],
-        )
+        session = Session(self.storage, agent_id=self.agent_id, session_id=session_id,
+                          config=self.config)
+        session._extra_tools.append(self._session_search_tool(session=session))
+        return session
 
-    def _session_search_tool(self, *, exclude_session_id: str | None = None) -> Tool:
-        # "Past sessions" from inside a session means the others: its own messages include
-        # the very question being asked and this tool call.
-        return session_search_tool(lambda query, limit: self.search(
-            query, limit, full=False, exclude_session_id=exclude_session_id))
+    def _session_search_tool(self, *, session: Session | None = None) -> Tool:
+        def search(query: str, limit: int, scope: str) -> Sequence[SearchHit]:
+            if scope == "agent" or session is None:
+                # "Past sessions" from inside a session means the others: its own messages
+                # include the very question being asked and this tool call.
+                return self.search(query, limit, full=False,
+                                   exclude_session_id=session.id if session else None)
+            # "path": the branch the running turn stands on (else the latest leaf's).
+            return session.search(query, limit, full=False, scope=scope,
+                                  leaf_id=session.turn_leaf if scope == "path" else None)
+
+        return session_search_tool(search, in_session=session is not None)
 
     def tools(self, session_id: str | None = None, format: str | None = None) -> builtins.list[Any]:
         """session_search, plus the tools of a session when one is named."""
@@ -329,19 +335,16 @@ class SessionManager:
     def search(
         self, query: str, limit: int = 20, *, full: bool = True,
         exclude_session_id: str | None = None,
-    ) -> builtins.list[SearchHit]:
-        """Messages of all the agent's sessions (but exclude_session_id) matching any word
-        of `query`, best first, each with a snippet; re-ranked and full=False as in
-        Session.search."""
-        concepts = query_concepts(query)
-        terms = [t for c in concepts for t in c]
-        limit = clamp_limit(limit, 20)
+    ) -> SearchResults:
+        """Messages of all the agent's sessions (but exclude_session_id) matching `query`
+        by its words or meaning, best first, each with a snippet; fused, re-ranked and
+        full=False as in Session.search."""
         exclude = optional_id(exclude_session_id, "exclude_session_id")
-        hits = ranked(lambda window: self.storage.search(
-            agent_id=self.agent_id, session_id=None, terms=terms, limit=window,
-            exclude_session_id=exclude,
-        ), concepts, limit)
-        return shape_hits(hits, terms, full=full)
+        factory = self.config.embedder
+        return search_messages(
+            self.storage, factory() if factory is not None else None, agent_id=self.agent_id,
+            query=query, limit=clamp_limit(limit, 20), full=full, session_id=None,
+            exclude_session_id=exclude)
 
     # ------------------------------------------------------- async twins
     acreate = sync_to_async(create)

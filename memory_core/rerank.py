@@ -268,7 +268,7 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
         others = tuple(HitCopy(hits[j].session_id, hits[j].id) for j in copies_of[i] if j != i)
         out.append(SearchHit(h.id, h.session_id, h.role, h.content, h.created_at, rank,
                              h.score, h.truncated, None if newer is None else hits[newer].id,
-                             copies, h._terms, h._text, other_copies=others))
+                             copies, h._terms, h._text, h.matched, other_copies=others))
     return out
 
 

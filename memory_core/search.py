@@ -67,7 +67,8 @@ class SearchHit(Mappable):
     cut; `superseded_by` the id of a newer hit on the same subject that reads as a
     correction (see rerank()); `copies` how many hits had this very text (the newest is
     shown), `other_copies` where the others are, best-ranked first: collapsing hides no
-    session's copy."""
+    session's copy; `matched` how it was found: by its "words", its "meaning" (search by
+    meaning, hybrid.py: its snippet is then its start) or "both"."""
 
     id: str
     session_id: str
@@ -81,6 +82,7 @@ class SearchHit(Mappable):
     copies: int = 1
     _terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
     _text: str | None = field(default=None, repr=False, compare=False)  # before any cut
+    matched: str = "words"
     _snippet: str | None = field(default=None, init=False, repr=False, compare=False)
     other_copies: tuple[HitCopy, ...] = ()
 
@@ -109,6 +111,7 @@ class SearchHit(Mappable):
             "superseded_by": self.superseded_by,
             "copies": self.copies,
             "other_copies": [c.to_dict() for c in self.other_copies],
+            "matched": self.matched,
         }
 
 
@@ -125,7 +128,7 @@ def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -
         shaped.append(SearchHit(
             h.id, h.session_id, h.role, h.content[:MAX_HIT_CHARS] if cut else h.content,
             h.created_at, h.rank, h.score, cut, h.superseded_by, h.copies, kept_terms,
-            h.content, other_copies=h.other_copies))
+            h.content, h.matched, other_copies=h.other_copies))
     return shaped
 
 

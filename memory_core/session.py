@@ -19,11 +19,11 @@ from .context_methods import ContextMethods
 from .errors import InvalidInput, NotFound
 from .events import Event, EventType, Status
 from .history_page import history_page
+from .hybrid import SCOPES, SearchResults, search_messages
 from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
-from .rerank import ranked
-from .search import SearchHit, clamp_limit, shape_hits
+from .search import clamp_limit
 from .storage import SessionStorage
 from .tools import Tool
 from .tree import (
@@ -34,7 +34,6 @@ from .tree import (
     hide_unloaded_skills,
     leaf_paths,
 )
-from .words import query_concepts
 
 MessageInput = Message | Mapping[str, Any] | CheckedMessage
 
@@ -61,6 +60,7 @@ class Session(ContextMethods):
         )
         self._extra_tools = list(extra_tools)
         self.in_turn = False
+        self.turn_leaf: str | None = None  # set by a chat turn while its tools run
 
     def __repr__(self) -> str:
         return f"<Session {self.id}>"
@@ -266,19 +266,30 @@ class Session(ContextMethods):
     def get_message_count(self) -> int:
         return self.storage.message_count(self.id)
 
-    def search(self, query: str, limit: int = 10, *, full: bool = True) -> list[SearchHit]:
-        """Messages of this session matching any word of `query`, best first, each with a
-        snippet. Query text of any length is words: its first MAX_QUERY_TERMS terms count.
-        The database's best candidates are re-ranked (rerank.ranked:
-        corrections above what they correct, identical texts collapsed). full=False cuts
-        each hit's content to MAX_HIT_CHARS (and sets `truncated`)."""
-        concepts = query_concepts(query)
-        terms = [t for c in concepts for t in c]
-        limit = clamp_limit(limit, 10)
-        hits = ranked(lambda window: self.storage.search(
-            agent_id=self.agent_id, session_id=self.id, terms=terms, limit=window,
-        ), concepts, limit)
-        return shape_hits(hits, terms, full=full)
+    def search(self, query: str, limit: int = 10, *, full: bool = True,
+               scope: str = "session", leaf_id: str | None = None) -> SearchResults:
+        """Messages of this session matching `query` by its words or, with an embedder,
+        its meaning, best first, each with a snippet. Query text of any length is words:
+        its first MAX_QUERY_TERMS terms count. The best candidates are fused and re-ranked
+        (hybrid.py, rerank.py: corrections above what they correct, identical texts
+        collapsed). full=False cuts each hit's content to MAX_HIT_CHARS (`truncated`).
+        scope: "session" (default), "path" (the branch to leaf_id, default the latest
+        leaf: what was said on it) or "agent" (every session of the agent).
+        Raises InvalidInput (scope), NotFound (leaf_id)."""
+        if scope not in SCOPES:
+            raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}", field="scope")
+        leaf = optional_id(leaf_id, "leaf_id")
+        if leaf is not None and scope != "path":
+            raise InvalidInput("leaf_id needs scope=path", field="leaf_id")
+        only = None
+        if scope == "path":
+            path = self.storage.path(self.id, leaf, with_overlays=False)[0]
+            only = frozenset(m.id for m in path)
+        factory = self.config.embedder
+        return search_messages(
+            self.storage, factory() if factory is not None else None, agent_id=self.agent_id,
+            query=query, limit=clamp_limit(limit, 10), full=full,
+            session_id=None if scope == "agent" else self.id, only=only)
 
     # ------------------------------------------------------------- compactions
     def add_compaction(self, summary: str, from_id: str, to_id: str) -> Compaction:

@@ -8,11 +8,12 @@ Django names its session engine, so memory_core never imports the web app.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
+from .embedding import Vector
 from .messages import Message, NewMessage, SessionInfo
 from .search import SearchHit
 from .snapshot import SessionSnapshot
@@ -314,6 +315,15 @@ class SessionStorage(ContextStorage, Protocol):
         """Messages holding any of `terms`, in one session or (session_id None) all the
         agent's sessions but exclude_session_id; all-terms matches first, then BM25, then
         newest first."""
+
+    def nearest(
+        self, *, agent_id: str, model: str, query_vector: Callable[[], Vector], limit: int,
+        session_id: str | None = None, exclude_session_id: str | None = None,
+    ) -> tuple[list[SearchHit], int]:
+        """Search by meaning: the `limit` messages (scoped as search()) whose vectors by
+        `model` are nearest query_vector() (called only when there are vectors), best
+        first, score the cosine; and how many of the agent's messages wait for a vector.
+        Raises what query_vector raises, WrongDimension."""
 
 
 def load_storage(dotted: str = DEFAULT_STORAGE) -> SessionStorage:

@@ -250,27 +250,42 @@ def _hit_line(h: SearchHit) -> str:
     # Copies in other sessions (a fork's and its original's): the model can open them.
     notes += [f"also in [session {c.session_id}] [id {c.message_id}]"
               for c in h.other_copies if c.session_id != h.session_id]
+    notes += ["found by meaning"] if h.matched == "meaning" else []
     return (f"- {h.created_at:%Y-%m-%d %H:%M} [session {h.session_id}] [id {h.id}] {h.role}: "
             f"{plain_text(h.snippet)}" + (f" ({'; '.join(notes)})" if notes else ""))
 
 
-def session_search_tool(search: Callable[[str, int], Sequence[SearchHit]]) -> Tool:
+def session_search_tool(search: Callable[[str, int, str], Sequence[SearchHit]], *,
+                        in_session: bool = True) -> Tool:
+    """`search(query, limit, scope)`; in_session: the tool belongs to a session, so it
+    offers scope "path" (the branch it stands on) and "session" beside "agent"."""
+    scopes = ["agent", "session", "path"] if in_session else ["agent"]
+
     def run(args: Mapping[str, Any]) -> str:
-        hits = search(args["query"], args.get("limit") or 10)
+        scope = args.get("scope") or "agent"
+        if scope not in scopes:
+            return f"Error: scope must be one of {', '.join(scopes)}."
+        hits = search(args["query"], args.get("limit") or 10, scope)
         if not hits:
             return f"No past messages match '{args['query']}'."
         return "\n".join(_hit_line(h) for h in hits)
 
+    properties: dict[str, Any] = {
+        "query": {"type": "string", "description": "Words or a question."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 50,
+                  "description": "How many hits (default 10)."}}
+    if in_session:
+        properties["scope"] = {"type": "string", "enum": scopes, "description": (
+            "agent (default): your past sessions, not this one; session: this session, "
+            "every branch; path: only what was said on the branch you are on.")}
     return Tool(
         "session_search",
-        "Search the messages of your past sessions (not this one). Each hit shows its "
-        "date, id and an excerpt around the match; a hit a newer one corrects says "
+        "Search the messages of your past sessions (not this one), by their words and "
+        "their meaning. Each hit shows its date, id and an excerpt (a hit found by meaning "
+        "alone shows its start); a hit a newer one corrects says "
         "'later corrected by <id>' (the correction ranks above it), and repeated texts "
         "show once with their number of copies and where the others are.",
-        {"type": "object", "properties": {
-            "query": {"type": "string", "description": "Words or a question."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50,
-                      "description": "How many hits (default 10)."}},
+        {"type": "object", "properties": properties,
          "required": ["query"], "additionalProperties": False},
         run,
     )

@@ -1,6 +1,7 @@
 """The engine's configuration, built from Django settings: the one place that reads
 settings.ARBOR_LLM_*, ARBOR_ANTHROPIC_API_KEY, ARBOR_DEMO_STREAM_DELAY and
-ARBOR_MAX_TOOL_OUTPUT_CHARS, ARBOR_BLOCK_VERSIONS (arbor/settings.py fills them from the environment); every session's writes emit through
+ARBOR_MAX_TOOL_OUTPUT_CHARS, ARBOR_BLOCK_VERSIONS (arbor/settings.py fills them from the environment;
+the embedder for search by meaning comes from semantic/config.py); every session's writes emit through
 the Channels sink (sessions_app/events.py). Installed once, from SessionsAppConfig.ready()."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from memory_core.versions import DEFAULT_KEEP
 
 from .events import ChannelsSink
 from .providers import FileSkills
+from .semantic import config as semantic_config
 
 DEFAULT_DEMO_STREAM_DELAY = 0.03
 
@@ -46,6 +48,7 @@ def config_from_settings() -> SessionConfig:
                                           MAX_TOOL_OUTPUT_CHARS)),
         file_skills=FileSkills,
         events=ChannelsSink(),
+        embedder=semantic_config.embedder,
         block_versions=int(getattr(settings, "ARBOR_BLOCK_VERSIONS", DEFAULT_KEEP)),
     )
 

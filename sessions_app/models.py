@@ -245,6 +245,32 @@ class Message(models.Model):
         return project_text(orjson.loads(self.parts))
 
 
+class MessageVector(models.Model):
+    """A message's embedding, for search by meaning (sessions_app/semantic), made in the
+    background by the model named in `model`. int8 components times `scale` give the unit
+    vector (a quarter of float32's size); `dim` 0: the message has no text to embed.
+
+    The table is created by migration 0020: its message reference cascades in the
+    database (messages are deleted by raw SQL), and a trigger drops the vector of a
+    message whose parts change, so an edit is embedded again."""
+
+    id = models.BigAutoField(primary_key=True)  # grows only: a cache reads rows past it
+    message = models.OneToOneField(Message, on_delete=models.DO_NOTHING, db_constraint=False,
+                                   db_column="message_seq",
+                                   related_name="vector")
+    agent_id = models.CharField(max_length=MAX_ROW_ID_LENGTH)
+    session_key = models.BigIntegerField()
+    model = models.CharField(max_length=MAX_NAME)
+    dim = models.IntegerField()
+    scale = models.FloatField()
+    vector = models.BinaryField()
+
+    class Meta:
+        db_table = "arbor_message_vector"
+        indexes = [models.Index(fields=["agent_id", "model", "id"],
+                                name="arbor_message_vector_agent")]
+
+
 class Compaction(models.Model):
     """An overlay that reads a path range as a summary; stored messages stay untouched."""
 

@@ -76,3 +76,26 @@ def session_key(session_id: str) -> int:
     from sessions_app.models import Session
 
     return Session.objects.get(id=session_id).key
+
+
+@pytest.fixture(autouse=True)
+def _embeddings_off(settings, monkeypatch):
+    """Search by meaning off unless a test turns it on (tests/semantic): no test pays for
+    the model or for a background worker it does not look at; servers it starts inherit."""
+    settings.ARBOR_EMBEDDINGS = "off"
+    monkeypatch.setenv("ARBOR_EMBEDDINGS", "off")
+    monkeypatch.setenv("ARBOR_EMBEDDINGS_WORKER", "0")
+
+
+@pytest.fixture
+def fake_embeddings(settings):
+    """Search by meaning on, with the cheap deterministic embedder of tests/semantic/fake.py."""
+    from sessions_app.storage import vector_index as index
+    from tests.semantic import fake
+
+    settings.ARBOR_EMBEDDINGS = "tests.semantic.fake.shared"
+    fake.SHARED.fail = False
+    index.forget()
+    yield fake.SHARED
+    fake.SHARED.fail = False
+    index.forget()

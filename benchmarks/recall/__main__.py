@@ -17,9 +17,11 @@ def main(argv: list[str] | None = None) -> int:
     # Its own throwaway database, so a `make bench` running beside it keeps arbor_bench.
     database.BENCH_DB = f"arbor_recall_{os.getpid()}"
     with database.throwaway():
+        from sessions_app.semantic import config
+
         from . import harness
 
-        report = harness.run(lambda m: print(m, file=sys.stderr))
+        report = harness.run(lambda m: print(m, file=sys.stderr), embedder=config.embedder())
     if args.misses:
         print(report.misses_text())
     print(report.table())

@@ -19,6 +19,7 @@ from . import (
     agents,
     chat,
     context,
+    embeddings,
     errors,
     export,
     lifecycle,
@@ -46,8 +47,8 @@ api = NinjaAPI(
     docs_url="/docs",
 )
 errors.install(api)
-for module in (agents, sessions, messages, search, context, versions, tools, chat, export,
-               lifecycle):
+for module in (agents, sessions, messages, search, embeddings, context, versions, tools, chat,
+               export, lifecycle):
     api.add_router("", module.router)
 
 

@@ -381,10 +381,16 @@ class SearchHitOut(Schema):
     other_copies: list[HitCopyOut] = Field(
         default_factory=list, description="Where the other copies are (a fork's copy and its "
         "original, say): each one's session_id and message_id, best-ranked first.")
+    matched: str = Field("words", description='How the hit was found: "words", "meaning" (no '
+                         'query word in it: its snippet is its start) or "both".')
 
 
 class SearchOut(Schema):
     items: list[SearchHitOut]
+    semantic: str = Field("off", description='Search by meaning: "on", "off" (no embedder, or '
+                          'nothing embedded yet) or "unavailable" (the embedder failed: words only).')
+    pending: int = Field(0, description="The agent's messages still waiting for a vector: found "
+                         "by their words only until the background worker embeds them.")
 
 
 # --------------------------------------------------------------------- chat

@@ -135,19 +135,35 @@ def _append_message(scope: McpScope) -> Tool:
 
 def _search(scope: McpScope) -> Tool:
     def run(args: Mapping[str, Any]) -> str:
-        manager = scope.manager(args.get("agent_id"))
-        hits = manager.search(args["query"], args.get("limit") or 10, full=False)
+        where = args.get("scope") or "agent"
+        if where == "agent" and args.get("leaf_id") is None:
+            manager = scope.manager(args.get("agent_id"))
+            hits = manager.search(args["query"], args.get("limit") or 10, full=False)
+            agent_id = manager.agent_id
+        else:  # a session's branch or the whole session (or the agent, seen from it)
+            session = scope.session(args.get("session_id"))
+            hits = session.search(args["query"], args.get("limit") or 10, full=False,
+                                  scope=where, leaf_id=args.get("leaf_id"))
+            agent_id = session.agent_id
         items = [{**hit.to_dict(), "snippet": plain_text(hit.snippet)} for hit in hits]
-        return _json({"agent_id": manager.agent_id, "items": items})
+        return _json({"agent_id": agent_id, "items": items, "semantic": hits.semantic})
 
     return Tool("search", (
-        "Full-text search over the messages of all the agent's sessions (this one "
-        "included), best first. Each hit has the message id, session_id, role, created_at, "
-        "an excerpt around the match and the content (cut when long)."), _schema({
+        "Search the messages of all the agent's sessions (this one included) by their "
+        "words and their meaning, best first; or, with scope, one session or one branch "
+        "of it. Each hit has the message id, session_id, role, created_at, an excerpt "
+        "around the match (its start when found by meaning alone: matched) and the "
+        "content (cut when long)."), _schema({
             **_agent_arg(scope),
             "query": {"type": "string", "description": "Words or a question."},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_HITS,
                       "description": "How many hits (default 10)."},
+            "scope": {"type": "string", "enum": ["agent", "session", "path"],
+                      "description": "agent (default): every session; session: one session "
+                      "(session_id, or the one in scope); path: its branch to leaf_id "
+                      "(default: its latest leaf)."},
+            "session_id": {**_ID, "description": "The session, for scope session or path."},
+            "leaf_id": {**_ID, "description": "The branch's last message (scope path)."},
         }, ["query"]), run)
 
 

@@ -12,6 +12,7 @@ need when built (no mixins calling each other through `self`):
 - context.py   blocks, values, entries, frozen prompts, skill states
 - versions.py  block versions: head, insert and prune, pages, as-of reads, copies
 - sql.py       statement text, shared with the benchmarks' baselines
+- dense.py     search by meaning: the messages nearest a question (vectors.py, vector_index.py)
 - rows.py      the message row to write and the search scope tokens (vendor-neutral)
 
 Where the SQL differs by vendor, sessions_app/dialects.py owns the whole operation.
@@ -32,6 +33,7 @@ from .. import dialects, models
 from . import sql
 from .branches import Branches
 from .context import ContextRows
+from .dense import Dense
 from .imported import Imported
 from .messages import Messages, engine_transaction
 from .overlays import Overlays
@@ -66,6 +68,7 @@ class OrmStorage:
         self.versions = VersionRows()
         self.context = ContextRows(self.versions)
         self.messages = Messages(self.versions)
+        self.dense = Dense()
         self.registry = Registry(self.paths, self.messages, self.context)
         self.imported = Imported(self.registry, self.context)
 
@@ -188,6 +191,9 @@ class OrmStorage:
     all_messages = _On("paths")
     message_count = _On("paths")
     search = _On("paths")
+
+    # dense.py (search by meaning)
+    nearest = _On("dense")
 
     # branches.py
     newest_leaf_under = _On("branches")

@@ -87,9 +87,12 @@ def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "")
     hits: list[Any] = []
     names: dict[str, str] = {}
+    words_only = False
     if query.strip():
         for agent in agents(request):
-            hits += access.manager_for(agent).search(query, SEARCH_HITS, full=False)
+            found = access.manager_for(agent).search(query, SEARCH_HITS, full=False)
+            words_only = words_only or found.semantic == "unavailable"
+            hits += found
         # Each agent's hits keep the engine's order (corrections above what they correct);
         # several agents' lists interleave by that rank.
         hits.sort(key=lambda h: h.rank)
@@ -99,7 +102,8 @@ def search(request: HttpRequest) -> HttpResponse:
     # Each hit with its session's name, and where its other copies are (a link each).
     context = {"query": query, "hits": [
         (h, names.get(h.session_id, ""),
-         [(c, names.get(c.session_id, "")) for c in h.other_copies]) for h in hits]}
+         [(c, names.get(c.session_id, "")) for c in h.other_copies]) for h in hits],
+               "words_only": words_only}
     template = "arbor/_search_results.html" if request.htmx else "arbor/search.html"
     return render(request, template, context)
 

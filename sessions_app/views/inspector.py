@@ -36,6 +36,7 @@ from memory_core.prompt import percent
 from memory_core.tokens import MESSAGE_OVERHEAD, estimate_tokens
 
 from ..engine_config import llm_from_settings
+from ..semantic.status import status as embedder_status
 from .common import session_or_404
 
 PANEL = "arbor/_prompt_panel.html"
@@ -165,6 +166,7 @@ def panel_context(session: Session, *, leaf_id: str | None,
         "changes": (len(status.changed_blocks) or 1) if stale else 0,
         "changed": status.changed_blocks, "blocks": block_views(session, errors=errors),
         "gauge": gauge(session, leaf_id=leaf_id, prompt=prompt), "notice": notice,
+        "embedder": embedder_status(session.agent_id),
     }
 
 

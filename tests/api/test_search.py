@@ -30,7 +30,7 @@ def test_session_search_ranks_hits_in_the_exact_order(api, session_id):
     assert [h["rank"] for h in items] == [1, 2, 3, 4, 5]
     assert set(items[0]) == {"id", "session_id", "role", "content", "snippet", "truncated",
                              "created_at", "rank", "score", "superseded_by", "copies",
-                             "other_copies"}
+                             "other_copies", "matched"}
     assert (items[0]["superseded_by"], items[0]["copies"]) == (None, 1)
 
 

@@ -145,7 +145,8 @@ def _hits(hits: list[Any], names: dict[str, str]) -> list[dict[str, Any]]:
     return [
         {"id": h.id, "session": names.get(h.session_id, "?" + h.session_id), "role": h.role,
          "rank": h.rank, "score": h.score, "created_at": h.created_at.isoformat(),
-         "snippet": h.snippet, "superseded_by": h.superseded_by, "copies": h.copies}
+         "snippet": h.snippet, "superseded_by": h.superseded_by, "copies": h.copies,
+         "matched": h.matched}
         for h in hits
     ]
 
@@ -161,8 +162,8 @@ def _load(manager: Any, corpus: dict[str, list[dict[str, Any]]]) -> dict[str, st
     return ids
 
 
-def _run_queries(main: Any, other: Any, sessions: dict[str, str], names: dict[str, str]
-                 ) -> dict[str, Any]:
+def _run_queries(main: Any, other: Any, sessions: dict[str, str], names: dict[str, str],
+                 hybrid: Any) -> dict[str, Any]:
     queries = dict(QUERIES)
     queries.update({f"{name}__words": words for name, words in SYNTAX_WORDS.items()})
     out: dict[str, Any] = {}
@@ -170,6 +171,8 @@ def _run_queries(main: Any, other: Any, sessions: dict[str, str], names: dict[st
         out[key] = {
             "query": query,
             "agent": _hits(main.search(query, limit=AGENT_LIMIT), names),
+            # words and meaning (tests/semantic/fake.py's embedder), fused and re-ranked
+            "hybrid": _hits(hybrid.search(query, limit=AGENT_LIMIT), names),
             "sessions": {
                 name: _hits(main.get_session(sid).search(query, limit=SESSION_LIMIT), names)
                 for name, sid in sessions.items()
@@ -199,9 +202,16 @@ def probe() -> dict[str, Any]:
     edits.delete_messages(DELETED)
 
     names = {sid: name for name, sid in {**sessions, **other_sessions}.items()}
+    from sessions_app.semantic.embed import embed_all
+    from tests.semantic.fake import FakeEmbedder
+
+    embedder = FakeEmbedder()
+    embed_all(embedder)
+    hybrid = SessionManager(main.agent_id, main.storage)
+    hybrid.config.embedder = lambda: embedder
     return {
         "vendor": connection.vendor,
-        "queries": _run_queries(main, other, sessions, names),
+        "queries": _run_queries(main, other, sessions, names, hybrid),
     }
 
 

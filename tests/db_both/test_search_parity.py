@@ -119,13 +119,28 @@ def test_sqlite_and_postgres_give_the_same_hits_in_the_same_order(answers):
             where = f"query {key!r} ({sqlite[key]['query']!r}) at {scope}"
             assert _ids(s_hits)[:1] == _ids(p_hits)[:1], f"top hit differs for {where}"
             assert _ids(s_hits) == _ids(p_hits), f"hits differ for {where}"
-            assert [(h["session"], h["role"], h["rank"], h["superseded_by"], h["copies"])
-                    for h in s_hits] == [
-                (h["session"], h["role"], h["rank"], h["superseded_by"], h["copies"])
-                for h in p_hits
+            assert [(h["session"], h["role"], h["rank"], h["superseded_by"], h["copies"],
+                     h["matched"]) for h in s_hits] == [
+                (h["session"], h["role"], h["rank"], h["superseded_by"], h["copies"],
+                 h["matched"]) for h in p_hits
             ], where
             compared += 1
     assert compared == len(sqlite) * (2 + len(CORPUS))
+
+
+def test_hybrid_search_gives_the_same_hits_on_both(answers):
+    """Words and meaning fused (a deterministic embedder): same hits, order, flags, scores."""
+    sqlite, postgres = _for(answers, "sqlite"), _for(answers, "postgresql")
+    for key in sqlite:
+        s_hits, p_hits = sqlite[key]["hybrid"], postgres[key]["hybrid"]
+        shape = [(h["id"], h["rank"], h["matched"], h["superseded_by"], h["copies"])
+                 for h in s_hits]
+        assert shape == [(h["id"], h["rank"], h["matched"], h["superseded_by"], h["copies"])
+                         for h in p_hits], key
+        assert all(math.isclose(a["score"], b["score"], rel_tol=1e-6)
+                   for a, b in zip(s_hits, p_hits, strict=True)), key
+    flags = {h["matched"] for r in sqlite.values() for h in r["hybrid"]}
+    assert flags == {"words", "meaning", "both"}
 
 
 def test_sqlite_and_postgres_give_identical_snippets(answers):

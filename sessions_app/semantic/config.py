@@ -1,0 +1,61 @@
+"""The embedder the settings name: the one place that reads settings.ARBOR_EMBEDDINGS*
+(arbor/settings.py fills them from the environment).
+
+ARBOR_EMBEDDINGS: "off" (the default) turns search by meaning off; "on" uses ARBOR_EMBEDDINGS_URL's endpoint when it is set,
+else the offline model; a dotted path names a factory
+of another Embedder (tests use one). Read at each call, so override_settings applies;
+each distinct configuration is built once per process (the offline model loads once).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any
+
+from django.conf import settings
+
+from memory_core.embedders import LocalE5, OpenAIEmbeddings
+from memory_core.embedding import Embedder
+
+_built: dict[tuple[Any, ...], Embedder] = {}
+_lock = threading.Lock()
+
+
+def _key() -> tuple[Any, ...]:
+    return tuple(getattr(settings, name, default) for name, default in (
+        ("ARBOR_EMBEDDINGS", "off"), ("ARBOR_EMBEDDINGS_URL", ""),
+        ("ARBOR_EMBEDDINGS_MODEL", ""), ("ARBOR_EMBEDDINGS_API_KEY", ""),
+        ("ARBOR_EMBEDDINGS_TIMEOUT", 10.0), ("ARBOR_EMBEDDINGS_THREADS", 1)))
+
+
+def embedder() -> Embedder | None:
+    """The configured embedder, or None when search by meaning is off."""
+    key = _key()
+    mode, url, model, api_key, timeout, threads = key
+    if str(mode).lower() in ("off", "0", "false", "no", ""):
+        return None
+    with _lock:
+        built = _built.get(key)
+        if built is None:
+            built = _built[key] = _build(mode, url, model, api_key, float(timeout), int(threads))
+        return built
+
+
+def _build(mode: str, url: str, model: str, api_key: str, timeout: float,
+           threads: int) -> Embedder:
+    if mode.lower() not in ("on", "1", "true", "yes"):
+        module, _, name = mode.rpartition(".")
+        factory = getattr(importlib.import_module(module), name)
+        made: Embedder = factory()
+        return made
+    if url:
+        return OpenAIEmbeddings(url=url, model=model or "text-embedding-3-small",
+                                api_key=api_key, timeout=timeout)
+    return LocalE5(threads=max(1, threads))
+
+
+def describe() -> dict[str, Any]:
+    """What the prompt panel and the API say about the embedder: {"enabled", "model"}."""
+    current = embedder()
+    return {"enabled": current is not None, "model": current.model if current else None}

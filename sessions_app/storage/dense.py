@@ -1,0 +1,68 @@
+"""Search by meaning, the storage's half: the messages whose vectors are nearest a
+question's, as SearchHits (score: cosine), from the agent's matrix (vector_index.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from memory_core.embedding import Vector
+from memory_core.messages import project_text
+from memory_core.search import SearchHit
+
+from .. import dialects
+from . import hot, vector_index, vectors
+
+MESSAGES = """SELECT m.seq, m.message_id, s.id, m.role, m.parts, m.created_at
+    FROM arbor_message m JOIN arbor_session s ON s.key = m.session_key
+    WHERE m.seq IN ({marks})"""
+KEY_OF = "SELECT key FROM arbor_session WHERE id = %s"
+
+
+class Dense:
+    def nearest(
+        self, *, agent_id: str, model: str, query_vector: Callable[[], Vector], limit: int,
+        session_id: str | None = None, exclude_session_id: str | None = None,
+    ) -> tuple[list[SearchHit], int]:
+        """(hits, messages still waiting for a vector by `model`): the `limit` messages
+        of the agent (one session, or all but one) nearest the question, best first.
+        `query_vector` is called only when the agent has vectors. Raises what it raises,
+        and WrongDimension."""
+        d = dialects.current()
+        with hot.cursor() as cur:
+            held = vector_index.agent_vectors(cur, agent_id=agent_id, model=model)
+            pending = vectors.pending_count(cur, model=model, agent_id=agent_id,
+                                            embedded=held.rows)
+            if not held.size:
+                return [], pending
+            session_key = self._key(cur, session_id)
+            exclude_key = self._key(cur, exclude_session_id)
+            if session_id is not None and session_key is None:
+                return [], pending
+            best = vector_index.nearest(held, query_vector(), limit=limit,
+                                        session_key=session_key, exclude_key=exclude_key)
+            if not best:
+                return [], pending
+            cur.execute(MESSAGES.format(marks=", ".join(["%s"] * len(best))),
+                        [seq for seq, _ in best])
+            rows = {r[0]: r for r in cur.fetchall()}
+        hits = []
+        for seq, score in best:
+            r = rows.get(seq)
+            if r is None:  # deleted since the matrix was read
+                continue
+            hits.append(SearchHit(
+                id=r[1], session_id=r[2], role=r[3], content=project_text(orjson.loads(r[4])),
+                created_at=d.to_datetime(r[5]), rank=len(hits) + 1, score=round(score, 6),
+                matched="meaning"))
+        return hits, pending
+
+    @staticmethod
+    def _key(cur: Any, session_id: str | None) -> int | None:
+        if session_id is None:
+            return None
+        cur.execute(KEY_OF, [session_id])
+        row = cur.fetchone()
+        return int(row[0]) if row else None

@@ -1,0 +1,146 @@
+"""An agent's vectors as one float32 matrix in memory, ranked by an exact scan.
+
+Neither database here can load a vector extension (this Python's sqlite3 has no
+enable_load_extension, so sqlite-vec cannot load; pgvector is not installed), and an
+exact scan of one agent's vectors is a single matrix-vector product: about 10 ms for
+100,000 vectors of 384 dimensions on one core. The matrix is kept per (agent, model) and
+checked at each search by one read of two keys (the highest id, and the agent's count of
+deleted vectors, kept by a trigger): rows past the highest id are appended; a delete (of
+a message, or of an edited message's vector) reads the agent's vectors again. At most MAX_CACHED_ROWS vectors are kept across agents (the
+least recently searched go first).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_core.embedding import Vector, WrongDimension
+
+from . import vectors
+
+MAX_CACHED_ROWS = 400_000  # ~600 MB of float32 at 384 dimensions
+
+
+@dataclass
+class AgentVectors:
+    """The vectors of one agent by one model: `rows` counts the stored rows (those
+    without text too), `top` their highest id; the first `size` rows of the arrays hold
+    the vectors."""
+
+    rows: int = 0
+    top: int = 0
+    deleted: int = 0  # the agent's deleted vectors when read: another number means reload
+    size: int = 0
+    dim: int = 0
+    seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    sessions: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    matrix: npt.NDArray[np.float32] = field(
+        default_factory=lambda: np.zeros((0, 0), np.float32))
+
+    def add(self, stored: Sequence[tuple[int, int, int, int, float, bytes]]) -> None:
+        """Append rows as rows_after reads them."""
+        kept = [r for r in stored if r[3] > 0]
+        if kept:
+            self.dim = self.dim or kept[0][3]
+            end = self.size + len(kept)
+            if end > len(self.seqs):  # grow by doubling: appends stay cheap on average
+                capacity = max(end, 2 * len(self.seqs), 1024)
+                self.seqs = _grown(self.seqs, capacity)
+                self.sessions = _grown(self.sessions, capacity)
+                matrix = np.zeros((capacity, self.dim), np.float32)
+                if self.size:
+                    matrix[:self.size] = self.matrix[:self.size]
+                self.matrix = matrix
+            codes = np.frombuffer(b"".join(r[5] for r in kept), np.int8).reshape(-1, self.dim)
+            scales = np.array([r[4] for r in kept], np.float32)[:, None]
+            self.matrix[self.size:end] = codes.astype(np.float32) * scales
+            self.seqs[self.size:end] = [r[1] for r in kept]
+            self.sessions[self.size:end] = [r[2] for r in kept]
+            self.size = end
+        self.rows += len(stored)
+        if stored:
+            self.top = stored[-1][0]
+
+
+def _grown(array: npt.NDArray[np.int64], capacity: int) -> npt.NDArray[np.int64]:
+    out = np.zeros(capacity, np.int64)
+    out[:len(array)] = array
+    return out
+
+
+_cache: OrderedDict[tuple[str, str], AgentVectors] = OrderedDict()
+_lock = threading.Lock()
+
+
+def agent_vectors(cur: Any, *, agent_id: str, model: str) -> AgentVectors:
+    """The agent's vectors by `model`, as stored now (one two-key read when cached)."""
+    top, deleted = vectors.state(cur, agent_id=agent_id, model=model)
+    key = (agent_id, model)
+    with _lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            if cached.top == top and cached.deleted == deleted:
+                return cached
+    if cached is not None and cached.deleted == deleted and top > cached.top:
+        fresh = vectors.rows_after(cur, agent_id=agent_id, model=model, after=cached.top)
+        with _lock:
+            cached.add([r for r in fresh if r[0] > cached.top])
+        return cached
+    whole = AgentVectors(deleted=deleted)
+    whole.add(vectors.rows_after(cur, agent_id=agent_id, model=model, after=0))
+    with _lock:
+        _cache[key] = whole
+        _evict()
+    return whole
+
+
+def _evict() -> None:
+    total = sum(v.size for v in _cache.values())
+    while total > MAX_CACHED_ROWS and len(_cache) > 1:
+        _, dropped = _cache.popitem(last=False)
+        total -= dropped.size
+
+
+def forget() -> None:
+    """Empty the cache (tests; a flush)."""
+    with _lock:
+        _cache.clear()
+
+
+def nearest(found: AgentVectors, query: Vector, *, limit: int,
+            session_key: int | None = None, exclude_key: int | None = None,
+            only_seqs: Sequence[int] | None = None) -> list[tuple[int, float]]:
+    """(message seq, cosine) of the `limit` vectors nearest `query`, best first, within
+    one session, all but one, or the messages `only_seqs` (a path). Raises WrongDimension
+    when the query's size is not the vectors'."""
+    with _lock:  # a consistent view: rows appended later are past `size`
+        size, matrix, seqs, sessions = found.size, found.matrix, found.seqs, found.sessions
+    if size == 0 or limit <= 0:
+        return []
+    if query.size != found.dim:
+        raise WrongDimension(
+            f"the query vector has {query.size} dimensions, the stored vectors {found.dim}")
+    scores = matrix[:size] @ query
+    keep: npt.NDArray[np.bool_] | None = None
+    if session_key is not None:
+        keep = sessions[:size] == session_key
+    if exclude_key is not None:
+        keep = (sessions[:size] != exclude_key) if keep is None else keep & (
+            sessions[:size] != exclude_key)
+    if only_seqs is not None:
+        wanted = np.isin(seqs[:size], np.asarray(only_seqs, np.int64))
+        keep = wanted if keep is None else keep & wanted
+    if keep is not None:
+        scores = np.where(keep, scores, -np.inf)
+    count = min(limit, size)
+    best = np.argpartition(-scores, count - 1)[:count]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return [(int(seqs[i]), float(scores[i])) for i in best if np.isfinite(scores[i])]

@@ -1,0 +1,113 @@
+"""Search by words and by meaning, fused: a hit found only by meaning says so and shows
+its start; a failing embedder leaves words; scope=path recalls one branch."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core import InvalidInput
+from sessions_app.semantic.embed import embed_all
+from tests.conftest import assistant_msg, user_msg
+
+
+def _fill(session, texts):
+    return [session.append_message(user_msg(t)) for t in texts]
+
+
+def test_a_question_finds_the_answer_by_meaning(manager, session, fake_embeddings):
+    skoda, *_ = _fill(session, ["picked up the new Skoda yesterday",
+                                "I could eat tiramisu every day",
+                                "the meeting moved to Thursday"])
+    embed_all(fake_embeddings)
+    hits = manager.search("What car do I drive now?", 5)
+    assert hits.semantic == "on" and hits.pending == 0
+    assert hits[0].id == skoda.id
+    assert hits[0].matched == "meaning"
+    assert hits[0].snippet.startswith("picked up the new Skoda")
+    assert hits[0].to_dict()["matched"] == "meaning"
+
+
+def test_words_and_meaning_together_are_both(session, fake_embeddings):
+    car, _ = _fill(session, ["my car is a Skoda", "the weather is fine"])
+    embed_all(fake_embeddings)
+    hits = session.search("car")
+    assert (hits[0].id, hits[0].matched) == (car.id, "both")
+    assert "<mark>car</mark>" in hits[0].snippet
+
+
+def test_a_failing_embedder_falls_back_to_words(manager, session, fake_embeddings):
+    car, _ = _fill(session, ["my car is a Skoda", "picked up the new Skoda yesterday"])
+    embed_all(fake_embeddings)
+    fake_embeddings.fail = True
+    hits = manager.search("car")
+    assert hits.semantic == "unavailable"
+    assert [(h.id, h.matched) for h in hits] == [(car.id, "words")]
+
+
+def test_off_is_words_only(manager, session):
+    _fill(session, ["picked up the new Skoda yesterday"])
+    hits = manager.search("What car do I drive now?")
+    assert (list(hits), hits.semantic) == ([], "off")
+
+
+def test_not_yet_embedded_messages_are_found_by_words_and_counted(manager, session,
+                                                                   fake_embeddings):
+    _fill(session, ["picked up the new Skoda yesterday"])
+    embed_all(fake_embeddings)
+    late = session.append_message(user_msg("the car needs new tyres"))
+    hits = manager.search("car")
+    assert hits.pending == 1
+    assert late.id in [h.id for h in hits]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_blank_query_is_a_clean_empty_answer(manager, session, fake_embeddings, query):
+    _fill(session, ["picked up the new Skoda yesterday"])
+    embed_all(fake_embeddings)
+    assert list(manager.search(query)) == []
+    assert list(session.search(query, scope="path")) == []
+
+
+def test_path_scope_recalls_only_the_branch(session, fake_embeddings):
+    root = session.append_message(user_msg("which car should I buy?"))
+    first = session.append_message(assistant_msg("buy the Skoda"), parent_id=root.id)
+    second = session.append_message(assistant_msg("buy the car from Toyota"), parent_id=root.id)
+    embed_all(fake_embeddings)
+    on_first = session.search("car", scope="path", leaf_id=first.id)
+    assert {h.id for h in on_first} <= {root.id, first.id} and first.id in {h.id for h in on_first}
+    on_latest = session.search("car", scope="path")
+    assert {h.id for h in on_latest} == {root.id, second.id}
+    everywhere = session.search("car", scope="session")
+    assert {root.id, first.id, second.id} <= {h.id for h in everywhere}
+
+
+def test_agent_scope_from_a_session(manager, session, fake_embeddings):
+    other = manager.get_session(manager.create("other").id)
+    there = other.append_message(user_msg("the car is blue"))
+    assert there.id in [h.id for h in session.search("car", scope="agent")]
+    assert there.id not in [h.id for h in session.search("car")]
+
+
+def test_bad_scope_and_leaf_are_refused(session):
+    with pytest.raises(InvalidInput, match="scope"):
+        session.search("car", scope="branch")
+    leaf = session.append_message(user_msg("x"))
+    with pytest.raises(InvalidInput, match="leaf_id"):
+        session.search("car", leaf_id=leaf.id)
+
+
+def test_the_semantic_benchmark_runs_end_to_end(db, fake_embeddings):
+    from benchmarks import semantic
+
+    lines = semantic.run(400, lambda _m: None)
+    assert "one agent of 400 messages (fake-hash-64, 64 dimensions" in lines[0]
+    assert "hybrid search p50" in lines[1] and lines[-1].startswith("  target: p50 <=")
+
+
+def test_the_recall_harness_scores_hybrid_beside_words(db, fake_embeddings):
+    from benchmarks.recall import harness
+
+    report = harness.run(embedder=fake_embeddings)
+    assert report.words is not None and report.embedder == "fake-hash-64"
+    assert "hybrid/words/bm25" in report.table()
+    assert report.arbor["vocabulary"].mrr() > report.words["vocabulary"].mrr()

@@ -1,0 +1,46 @@
+"""The offline model itself (the default install's): loaded once for this module, it finds
+an answer that shares no word with the question, in English and across languages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory_core.embedders import LOCAL_DIM, LOCAL_MODEL, LocalE5
+from sessions_app.semantic import config
+from sessions_app.semantic.embed import embed_all
+from tests.conftest import assistant_msg, user_msg
+
+ANSWER = "picked up the new Skoda yesterday"
+OTHERS = ["Noted: window seats. When would you like to fly?",  # a question outranked it
+          "Tom finally moved to Porto", "I could eat tiramisu every day",
+          "The deploy script failed because the migration table was locked",
+          "Meeting with Anna moved to Thursday", "Please water the plants while I'm away"]
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalE5:
+    return LocalE5()
+
+
+def test_vectors_are_unit_length_and_messages_take_the_query_form(model):
+    query, passage = model.embed_query(ANSWER), model.embed_passages([ANSWER])[0]
+    assert query.shape == passage.shape == (LOCAL_DIM,)
+    assert abs(float(np.linalg.norm(passage)) - 1) < 1e-4
+    assert float(query @ passage) > 0.99  # symmetric: the same text, the same vector
+
+
+def test_the_default_install_answers_what_car_from_the_skoda(manager, session, settings):
+    settings.ARBOR_EMBEDDINGS = "on"  # the default: no URL, so the offline model
+    embedder = config.embedder()
+    assert embedder is not None and embedder.model == LOCAL_MODEL
+    for text in OTHERS:
+        session.append_message(user_msg(text))
+        session.append_message(assistant_msg("Noted."))
+    skoda = session.append_message(user_msg(ANSWER))
+    embed_all(embedder)
+    for question in ("What car do I drive now?", "Welches Auto fahre ich jetzt?"):
+        hits = manager.search(question, 3)
+        assert hits.semantic == "on"
+        assert hits[0].id == skoda.id, (question, [h.content for h in hits])
+        assert hits[0].matched == "meaning"
