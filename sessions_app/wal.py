@@ -11,11 +11,12 @@ writer restarts the WAL from its top once everything is copied (a checkpoint on 
 alone never catches up with a busy writer, and the WAL would grow without end); when it
 fires the pages are copied already, so it costs two fsyncs, in one append of ~200.
 
-The WAL file keeps the size it once reached (SQLite reuses it from the top): 16 MB
-after any burst of writes, beside a database of a few MB. So when writes pause
-(QUIET_SECONDS without a change) the thread runs one TRUNCATE checkpoint, which
-empties the file; it never waits for a lock, and a writer that comes back meanwhile
-only finds the pages copied already. `journal_size_limit` bounds the file while writes
+When writes pause (QUIET_SECONDS without a change) the thread does the upkeep that
+would slow them down: it merges the search index's segments (sqlite_index.merge_step),
+a bounded step at a time, then empties the WAL file with a TRUNCATE checkpoint. The WAL
+file otherwise keeps the size it once reached (SQLite reuses it from the top): 16 MB
+after any burst of writes, beside a database of a few MB. Neither waits for a lock: a
+writer holding it makes them try again at the next look. `journal_size_limit` bounds the file while writes
 go on: a writer that restarts the WAL cuts it back to one checkpoint's worth. At exit
 the thread closes its connection, so the last one out removes the WAL as SQLite does.
 
@@ -34,6 +35,8 @@ from typing import Any
 
 from django.db.backends.signals import connection_created
 
+from . import sqlite_index
+
 # Seconds between looks at the WAL: soon again while it grows (a busy writer fills the
 # 1,000 pages in ~30 ms and the copy must keep up), backing off to IDLE when it is still.
 BUSY, IDLE = 0.003, 0.1
@@ -47,6 +50,9 @@ JOURNAL_SIZE_LIMIT = WRITER_CHECKPOINT_PAGES * (4096 + 24)
 # Seconds without a write before the WAL file is emptied: far longer than the gaps
 # inside a burst of appends, so the truncation does not meet the burst's next append.
 QUIET_SECONDS = 1.0
+# Seconds between two steps of the index merge: a writer waiting for the lock (SQLite's
+# busy handler retries after 1, 2, 5, ... ms) gets it in between.
+MERGE_GAP = 0.01
 _started: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
 _stop = threading.Event()  # set at exit: the threads close their connections
@@ -56,28 +62,36 @@ def _checkpointer(path: str) -> None:
     wal = path + "-wal"
     last: tuple[int, int] | None = None
     changed = time.monotonic()
+    settled = False  # upkeep done since the last write seen
     conn: sqlite3.Connection | None = None
     try:
         interval = IDLE
         while not _stop.wait(interval):
             try:
-                st = os.stat(wal)
+                seen = _state(wal)
             except FileNotFoundError:
                 if not os.path.exists(path):
                     return  # the database is gone (a test database, dropped)
                 continue
-            seen = (st.st_mtime_ns, st.st_size)
-            if seen == last:
-                interval = min(IDLE, interval * 2)
-                quiet = time.monotonic() - changed >= QUIET_SECONDS
-                if quiet and st.st_size and conn is not None:
-                    _checkpoint(conn, "TRUNCATE")  # if busy, the next look tries again
+            if seen != last:  # a write
+                last, interval, changed, settled = seen, BUSY, time.monotonic(), False
+                if conn is None:
+                    conn = sqlite3.connect(path, timeout=0, check_same_thread=False,
+                                           isolation_level=None)
+                    conn.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
+                _checkpoint(conn, "PASSIVE")
                 continue
-            last, interval, changed = seen, BUSY, time.monotonic()
-            if conn is None:
-                conn = sqlite3.connect(path, timeout=0, check_same_thread=False,
-                                       isolation_level=None)
-            _checkpoint(conn, "PASSIVE")
+            interval = min(IDLE, interval * 2)
+            if settled or conn is None or time.monotonic() - changed < QUIET_SECONDS:
+                continue
+            # Writes paused: merge the search index a step at a time (a writer coming back
+            # waits for one step at most), then empty the WAL file.
+            if sqlite_index.merge_step(conn):
+                interval = MERGE_GAP
+            else:
+                settled = _checkpoint(conn, "TRUNCATE")  # if busy, the next look retries
+            with contextlib.suppress(FileNotFoundError):
+                last = _state(wal)  # this thread's own writes are not a writer's
     finally:
         with _lock:
             _started.pop(path, None)
@@ -85,11 +99,19 @@ def _checkpointer(path: str) -> None:
             conn.close()
 
 
-def _checkpoint(conn: sqlite3.Connection, mode: str) -> None:
-    # timeout=0: a checkpoint that would wait for a writer or reader gives up instead
-    # (busy, or the file gone: the next look retries).
-    with contextlib.suppress(sqlite3.Error):
-        conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
+def _state(wal: str) -> tuple[int, int]:
+    st = os.stat(wal)
+    return st.st_mtime_ns, st.st_size
+
+
+def _checkpoint(conn: sqlite3.Connection, mode: str) -> bool:
+    """Whether the checkpoint completed. timeout=0: one that would wait for a writer or a
+    reader gives up instead (busy, or the file gone: the next look retries)."""
+    try:
+        busy = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()[0]
+    except sqlite3.Error:
+        return False
+    return not busy
 
 
 def _stop_all() -> None:
