@@ -1,10 +1,12 @@
-"""Database size after N messages: Arbor's SQLite file beside OpenAI Agents `SQLiteSession`'s.
+"""Files on disk after N messages: Arbor's SQLite files beside OpenAI Agents `SQLiteSession`'s.
 
 Each side gets a new file at its defaults and the same conversation, one append per
-message, as an agent stores it; sizes are taken after a WAL checkpoint (what stays on
-disk). Arbor runs in a subprocess (`python -m benchmarks.size N`) so its database is a
-fresh one whatever database the benchmark run uses. `--tables` prints where Arbor's
-bytes go (SQLite's dbstat), largest first.
+message, as an agent stores it. What is counted is what a user sees in the folder while
+the store is still open: the database file with its `-wal` and `-shm` sidecars, right
+after the last append (the burst) and once the writes have paused for PAUSE seconds
+(the figure held to 2× the peer's). Arbor runs in a subprocess (`python -m
+benchmarks.size N`) so its database is a fresh one whatever database the benchmark run
+uses. `--tables` prints where Arbor's bytes go (SQLite's dbstat), largest first.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ import asyncio
 import contextlib
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +26,36 @@ from .corpus import Corpus
 from .report import Result, Target
 
 REPO = Path(__file__).resolve().parents[1]
+SIDECARS = ("", "-wal", "-shm")
+# Seconds both stores sit still before the files are counted: past Arbor's quiet time
+# (sessions_app.wal.QUIET_SECONDS, 1 s), after which it empties the WAL file.
+PAUSE = 2.5
 
 
 def _remove(path: str) -> None:
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in SIDECARS:
         with contextlib.suppress(FileNotFoundError):
             os.remove(path + suffix)
 
 
-def _checkpointed_size(path: str) -> int:
-    with contextlib.closing(sqlite3.connect(path)) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return os.path.getsize(path)
+def files_size(path: str) -> int:
+    """Bytes of the database file and its sidecars, those that exist."""
+    total = 0
+    for suffix in SIDECARS:
+        with contextlib.suppress(FileNotFoundError):
+            total += os.path.getsize(path + suffix)
+    return total
 
 
-def sqlite_session_size(messages: list[dict[str, Any]]) -> int:
-    """Bytes of an `agents.memory.SQLiteSession` file holding `messages` (as SDK items)."""
+def _burst_and_paused(path: str) -> dict[str, int]:
+    burst = files_size(path)
+    time.sleep(PAUSE)
+    return {"burst": burst, "bytes": files_size(path)}
+
+
+def sqlite_session_size(messages: list[dict[str, Any]]) -> dict[str, int]:
+    """Bytes of an `agents.memory.SQLiteSession`'s files holding `messages` (as SDK
+    items), still open: right after the last add ("burst") and after PAUSE ("bytes")."""
     from agents.memory import SQLiteSession
 
     fd, path = tempfile.mkstemp(prefix="arbor-size-sdk-", suffix=".sqlite3")
@@ -54,14 +70,17 @@ def sqlite_session_size(messages: list[dict[str, Any]]) -> int:
                 await session.add_items([{"role": m["role"], "content": text}])
 
         asyncio.run(store())
-        session.close()
-        return _checkpointed_size(path)
+        try:
+            return _burst_and_paused(path)
+        finally:
+            session.close()
     finally:
         _remove(path)
 
 
 def _arbor(count: int, tables: bool) -> dict[str, Any]:
-    """In a fresh process: migrate a new SQLite file, append `count` messages."""
+    """In a fresh process: migrate a new SQLite file, append `count` messages, count the
+    files right after and after PAUSE (the connections still open)."""
     fd, path = tempfile.mkstemp(prefix="arbor-size-", suffix=".sqlite3")
     os.close(fd)
     os.environ["DATABASE_URL"] = f"sqlite:///{path}"
@@ -84,20 +103,20 @@ def _arbor(count: int, tables: bool) -> dict[str, Any]:
         session = manager.get_session(manager.create("size").id)
         for message in Corpus().conversation(count):
             session.append_message(message)
-        out: dict[str, Any] = {}
+        out: dict[str, Any] = _burst_and_paused(path)
         if tables:
             with connection.cursor() as cur:
                 cur.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name "
                             "ORDER BY 2 DESC LIMIT 12")
                 out["tables"] = cur.fetchall()
         connection.close()
-        out["bytes"] = _checkpointed_size(path)
         return out
     finally:
         _remove(path)
 
 
 def arbor_size(count: int, tables: bool = False) -> dict[str, Any]:
+    """_arbor's figures, from its subprocess."""
     env = {**os.environ}
     env.pop("DATABASE_URL", None)
     done = subprocess.run(
@@ -108,11 +127,18 @@ def arbor_size(count: int, tables: bool = False) -> dict[str, Any]:
 
 
 def size(count: int) -> list[Result]:
-    """The size row: Arbor's file over SQLiteSession's, both holding `count` messages."""
-    arbor = arbor_size(count)["bytes"]
+    """The size rows: Arbor's files over SQLiteSession's, both holding `count` messages,
+    once writes paused (held to 2×) and right after the last one."""
+    arbor = arbor_size(count)
     peer = sqlite_session_size(Corpus().conversation(count))
-    return [Result("db_size", f"database size after {count:,} messages (vs SQLiteSession)",
-                   arbor / 1e6, peer / 1e6, "MB", Target(2.0))]
+    files = "database + -wal + -shm"
+    return [
+        Result("db_size", f"files on disk after {count:,} messages, writes paused {PAUSE:g} s "
+               f"({files}, vs SQLiteSession)", arbor["bytes"] / 1e6, peer["bytes"] / 1e6, "MB",
+               Target(2.0)),
+        Result("db_size_burst", f"files on disk right after the {count:,}th message "
+               f"({files}, vs SQLiteSession)", arbor["burst"] / 1e6, peer["burst"] / 1e6, "MB"),
+    ]
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ an older one on the same subject placed above it (`superseded_by`)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from itertools import chain
 
 from .search import HitCopy, SearchHit
 from .words import MAX_TOKEN_CHARS, _normalise, _stem, index_tokens
@@ -41,8 +42,10 @@ _STATEMENT_WORDS = frozenset(
 _CUE_WORDS = frozenset(c for c in CORRECTION_CUES if " " not in c and "'" not in c)
 _CJK_CUE = re.compile("|".join(CJK_CORRECTION_CUES))
 _PLAIN_WORD = re.compile(r"[^\W_]+")
-_CUE_PHRASES = tuple(" " + " ".join(_PLAIN_WORD.findall(c)) + " " for c in CORRECTION_CUES
-                     if " " in c or "'" in c)
+# Each phrase cue spaced as a clause's words are joined, with its words: a clause lacking
+# one of them cannot hold it, and is not searched for it.
+_CUE_PHRASES = tuple((" " + " ".join(words) + " ", frozenset(words)) for c in CORRECTION_CUES
+                     if " " in c or "'" in c for words in [_PLAIN_WORD.findall(c)])
 _HAS_DIGIT = re.compile(r"\d")
 
 
@@ -52,9 +55,10 @@ def _cue_in(clause: str) -> bool:
     present = set(words)
     if present & _CUE_WORDS or (not clause.isascii() and _CJK_CUE.search(clause)):
         return True
-    if len(words) > 1:
+    phrases = [p for p, needs in _CUE_PHRASES if needs <= present] if len(words) > 1 else ()
+    if phrases:
         spaced = " " + " ".join(words) + " "
-        if any(p in spaced for p in _CUE_PHRASES):
+        if any(p in spaced for p in phrases):
             return True
     return bool(present & WEAK_CUES) and bool(
         present & _STATEMENT_WORDS or _HAS_DIGIT.search(clause))
@@ -71,6 +75,25 @@ LEAD_IN_CUES = frozenset({"update", "updated", "correction", "korrektur", "ander
 # Every Latin cue holds one of these words: a text holding none is no correction.
 _CUE_KEYS = frozenset(max(_PLAIN_WORD.findall(c), key=len)
                       for c in (*CORRECTION_CUES, *LEAD_IN_CUES) if c.isascii()) | WEAK_CUES
+
+
+# An ASCII text can hold a cue (corrected_terms) only if its words include one of these,
+# or all the words of a phrase cue or of a lead-in of several words.
+# (As bytes: _ascii_words gives bytes.)
+_CUE_WORD_SET = frozenset(w.encode() for w in (
+    *_CUE_WORDS, *WEAK_CUES, *(c for c in LEAD_IN_CUES if " " not in c)) if w.isascii())
+_CUE_WORD_GROUPS = tuple(frozenset(w.encode() for w in group) for group in (
+    *(needs for _, needs in _CUE_PHRASES),
+    *(c.split() for c in LEAD_IN_CUES if c.isascii() and " " in c)))
+_CUE_GROUP_KEYS = frozenset(max(group, key=len) for group in _CUE_WORD_GROUPS)  # one each
+
+
+def _cue_free(words: set[bytes]) -> bool:
+    """True when an ASCII text whose lower-cased words are `words` surely holds no cue:
+    corrected_terms would find nothing in it."""
+    if not words.isdisjoint(_CUE_WORD_SET):
+        return False
+    return words.isdisjoint(_CUE_GROUP_KEYS) or not any(g <= words for g in _CUE_WORD_GROUPS)
 
 
 def _may_correct(text: str) -> bool:
@@ -119,26 +142,40 @@ def candidate_window(limit: int) -> int:
     return min(MAX_CANDIDATES, max(CANDIDATE_FLOOR, limit * CANDIDATE_FACTOR))
 
 
-@lru_cache(maxsize=256)
-def _starts(terms: frozenset[str]) -> frozenset[str]:
-    """The first two letters of the ASCII terms: Snowball English never changes a word's
-    first two letters, so only words starting like a term need stemming."""
-    return frozenset(t[:2] for t in terms if t.isascii())
+# Every byte that is not an ASCII letter or digit, as a space: bytes.split then finds an
+# ASCII text's words (what _PLAIN_WORD finds), in C; as bytes, a third cheaper than str.
+_ASCII_SPACES = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
+# Word -> its stem, for the words of candidates: re-ranking reads every candidate's words,
+# and a dictionary maps a set of them in C where a call per word costs ten times more.
+# Replaced, never cleared, when full: a thread still reading the old one keeps it whole.
+_STEMS: dict[bytes, str] = {}
+MAX_STEMS = 50_000  # as many as words._stem's own cache
 
 
-def _terms_among(words: list[str], terms: frozenset[str]) -> frozenset[str]:
+def _ascii_words(text: str) -> set[bytes]:
+    """The distinct words of an ASCII text, lower-cased."""
+    return set(text.encode().translate(_ASCII_SPACES).lower().split())
+
+
+def _terms_among(words: set[bytes], terms: frozenset[str]) -> frozenset[str]:
     """The `terms` among the stems of lower-cased ASCII words."""
-    starts = _starts(terms)
-    return frozenset(stem for w in words
-                     if (w[:2] in starts or w[:1] in starts)
-                     and (stem := _stem(w[:MAX_TOKEN_CHARS])) in terms)
+    global _STEMS
+    stems = _STEMS
+    new = words.difference(stems)
+    if new:
+        if len(stems) > MAX_STEMS:
+            stems = _STEMS = {}
+            new = words
+        for w in new:
+            stems[w] = _stem(w[:MAX_TOKEN_CHARS].decode())
+    return terms.intersection(map(stems.__getitem__, words))
 
 
 def matched_terms(text: str, terms: frozenset[str]) -> frozenset[str]:
     """The `terms` the index files `text` under (read from its first COVERAGE_SCAN_CHARS)."""
     text = text[:COVERAGE_SCAN_CHARS]
     if text.isascii():
-        return _terms_among(_PLAIN_WORD.findall(text.lower()), terms)
+        return _terms_among(_ascii_words(text), terms)
     return frozenset(index_tokens(text)) & terms
 
 
@@ -147,8 +184,11 @@ def _read(text: str, terms: frozenset[str]) -> tuple[frozenset[str], bool]:
     text = text[:COVERAGE_SCAN_CHARS]
     if not text.isascii():
         return matched_terms(text, terms), _may_correct(text)
-    words = _PLAIN_WORD.findall(text.lower())
-    return _terms_among(words, terms), not _CUE_KEYS.isdisjoint(words)
+    words = _ascii_words(text)
+    return _terms_among(words, terms), not _cue_free(words)
+
+
+_BIT = (1).__lshift__  # concept n -> its bit in a mask
 
 
 def sum_masks(masks: Iterable[int]) -> int:
@@ -175,11 +215,15 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
        (corrected_terms) marks the older one `superseded_by` it and moves just above it.
     """
     terms = frozenset(t for c in concepts for t in c)
+    concepts_of: dict[str, list[int]] = {}  # term -> the concepts holding it
+    for n, c in enumerate(concepts):
+        for t in c:
+            concepts_of.setdefault(t, []).append(n)
     covered = []
     cued = []
-    for hit in hits:
+    for hit in hits:  # per candidate: mapped in C, where a loop over the concepts is not
         found, cue = _read(hit.content, terms)
-        covered.append(frozenset(i for i, c in enumerate(concepts) if found.intersection(c)))
+        covered.append(frozenset(chain.from_iterable(map(concepts_of.__getitem__, found))))
         cued.append(cue)
     order = list(range(len(hits)))
     if any(len(c) > 1 for c in concepts):  # variants: the database's all-terms tier is off
@@ -203,8 +247,9 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
         copies_of[newest] = group
 
     # Supersession: corrections climb above what they correct. Concept sets as bit masks.
-    mask = [sum(1 << c for c in cov) for cov in covered]
-    df = [sum(bool(mask[i] >> c & 1) for i, _ in kept) for c in range(len(concepts))]
+    mask = [sum(map(_BIT, cov)) for cov in covered]
+    held = Counter(chain.from_iterable(covered[i] for i, _ in kept))
+    df = [held[c] for c in range(len(concepts))]
     least = min((n for n in df if n), default=0)
     rarest = sum(1 << c for c, n in enumerate(df) if n and n == least)
     said: dict[int, int] = {}  # hit -> the concepts it says something new about (lazily)

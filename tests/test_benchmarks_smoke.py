@@ -24,13 +24,14 @@ KEYS = {
     "get_history_cold",
     "get_history", "get_history_queries", "branch_read",
     "memory_history_20", "memory_history_50", "memory_per_message", "memory_flat",
-    "search_session", "search_agent", "search_session_sql", "search_agent_sql", "prompt_render", "set_context", "compaction_check",
+    "search_session", "search_agent", "search_session_ranked", "search_agent_ranked",
+    "search_session_sql", "search_agent_sql", "prompt_render", "set_context", "compaction_check",
     "compaction_check_queries", "history_10_overlays", "http_append", "http_history",
     "live_append_10", "live_append_100", "live_append_100_burst", "fan_out_one_p50",
     "fan_out_one_p99", "chat_page",
 }
 ACROSS_WORKERS = {"fan_out_two_p50", "fan_out_two_p99"}  # only where Redis answers
-SQLITE_ONLY = {"db_size"}  # the file size beside SQLiteSession's
+SQLITE_ONLY = {"db_size", "db_size_burst"}  # the files on disk beside SQLiteSession's
 
 
 @pytest.mark.django_db(transaction=True)  # the live-events part serves it from daphne

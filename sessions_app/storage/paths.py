@@ -255,10 +255,9 @@ class Paths:
             rows = d.search(cur, agent_id=agent_id, session_id=session_id,
                             exclude_session_id=exclude_session_id if session_id is None else None,
                             terms=terms, limit=limit)
-        return [
-            SearchHit(
-                id=r[0], session_id=r[1], role=r[2], content=project_text(orjson.loads(r[3])),
-                created_at=d.to_datetime(r[4]), rank=i + 1, score=round(float(r[5]), 6),
-            )
-            for i, r in enumerate(rows)
+        to_datetime = d.to_datetime
+        return [  # positional: keywords cost a search of 20 candidates 10 µs
+            SearchHit(r[0], r[1], r[2], project_text(orjson.loads(r[3])), to_datetime(r[4]),
+                      i, round(float(r[5]), 6))
+            for i, r in enumerate(rows, start=1)
         ]

@@ -267,17 +267,35 @@ def test_re_ranking_adds_no_query(manager, session):
 
 def test_the_one_pass_read_of_a_hit_agrees_with_its_two_tests():
     """rerank reads each candidate once (_read): the terms it finds are those the index
-    files the text under, and its cue test is _may_correct's, on ASCII and other texts."""
+    files the text under, and its cue test is a filter that never leaves out a text in
+    which corrected_terms finds a cue (and passes no more than _may_correct), on ASCII
+    and other texts."""
     from benchmarks.corpus import Corpus
-    from memory_core.rerank import COVERAGE_SCAN_CHARS, _may_correct, _read, matched_terms
+    from memory_core.rerank import (
+        COVERAGE_SCAN_CHARS,
+        _may_correct,
+        _read,
+        corrected_terms,
+        matched_terms,
+    )
     from memory_core.words import index_tokens
 
     texts = [p["text"] for m in Corpus().conversation(400) for p in m["parts"]]
     texts += ["Actually the D train moved", "Update: it's now 5", "vitamin d, T-cells_x",
-              "Die Miete ist jetzt höher", "改为周五", "don't stop; x"]
+              "Die Miete ist jetzt höher", "改为周五", "don't stop; x",
+              "We no longer ship on Fridays", "From now on the rent is due monthly",
+              "mise a jour: le loyer", "the price went up", "Correction: train at 9",
+              "it is now at noon", "no, any more rent?", "the rent is 5 now"]
+    cued = 0
     for query in ("deploy schedule d", "rent landlord", "vitamin D train", "t cell miete"):
         terms = frozenset(query_terms(query))
         for text in texts:
             indexed = frozenset(index_tokens(text[:COVERAGE_SCAN_CHARS])) & terms
-            assert _read(text, terms) == (indexed, _may_correct(text))
+            found, cue = _read(text, terms)
+            assert found == indexed
             assert matched_terms(text, terms) == indexed
+            own = frozenset(index_tokens(text))  # a cue's clause holds some of these
+            assert cue or not corrected_terms(text, own), text
+            assert not cue or _may_correct(text), text
+            cued += cue
+    assert cued  # the filter passes the texts that hold a cue

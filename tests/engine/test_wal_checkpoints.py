@@ -10,6 +10,7 @@ import time
 import pytest
 from django.db import connection
 
+from sessions_app import wal
 from tests.conftest import user_msg
 
 pytestmark = pytest.mark.sqlite_only
@@ -46,3 +47,22 @@ def test_the_wal_stays_bounded_under_sustained_appends(manager):
         session.append_message(user_msg(f"message {i} " * 10))
     assert os.path.getsize(path + "-wal") < 32 * 1024 * 1024
     assert len(session.get_history()) == 600
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_wal_file_is_emptied_once_writes_pause(manager):
+    """A burst leaves the WAL file at the writers' checkpoint size (16 MB beside a
+    database of a few MB); after QUIET_SECONDS without writes it is emptied."""
+    session = manager.get_session(manager.create("wal").id)
+    path = os.path.abspath(connection.settings_dict["NAME"])
+    for i in range(600):  # ~11,000 WAL pages: the file reaches 4,000 pages at least once
+        session.append_message(user_msg(f"message {i} " * 10))
+    assert os.path.getsize(path + "-wal") > 4 * 1024 * 1024  # what the burst left
+    deadline = time.monotonic() + wal.QUIET_SECONDS + 5
+    while os.path.getsize(path + "-wal") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert os.path.getsize(path + "-wal") == 0, "the WAL kept its size after the writes paused"
+    # Nothing is lost: the history reads back in full, and writing again works.
+    assert len(session.get_history()) == 600
+    session.append_message(user_msg("after the pause"))
+    assert session.get_history()[-1].text == "after the pause"
