@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.db import connection
 
 from memory_core import SessionManager
+
+# Background upkeep (retention runs, purges) would otherwise start wherever arbor.asgi is
+# imported, in this process and in every server a test starts, and act on the test
+# database between tests; the tests that exercise it start it themselves.
+os.environ.setdefault("ARBOR_LIFECYCLE_WORKER", "0")
 
 
 def user_msg(text: str, **extra: object) -> dict[str, object]:

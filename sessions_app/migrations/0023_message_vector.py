@@ -57,7 +57,8 @@ POSTGRES_FORWARD = [
 SQLITE_BACKWARD = ["DROP TRIGGER IF EXISTS arbor_message_vector_stale",
                    "DROP TABLE IF EXISTS arbor_message_vector",
                    "DROP TABLE IF EXISTS arbor_vector_deletes"]
-POSTGRES_BACKWARD = ["DROP TABLE IF EXISTS arbor_message_vector",
+POSTGRES_BACKWARD = ["DROP TRIGGER IF EXISTS arbor_message_vector_stale ON arbor_message",
+                     "DROP TABLE IF EXISTS arbor_message_vector",
                      "DROP TABLE IF EXISTS arbor_vector_deletes",
                      "DROP FUNCTION IF EXISTS arbor_message_vector_stale()",
                      "DROP FUNCTION IF EXISTS arbor_vector_deleted()"]

@@ -99,7 +99,7 @@ async def scenario(workers: list[str], session_id: str, key: str) -> dict[str, A
         written = time.monotonic()
         final = (await http.get(f"{workers[0]}/api/v1/sessions/{session_id}")).json()
         history = (await http.get(f"{workers[1]}/api/v1/sessions/{session_id}/history",
-                                  params={"limit": 1000})).json()
+                                  params={"limit": 500})).json()
     final_seq = await asyncio.to_thread(_event_seq, session_id)
     received = await asyncio.gather(*(collect(ws, final_seq, written + 1.0)
                                       for ws, _ in subscribers))
