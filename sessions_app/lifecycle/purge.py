@@ -66,6 +66,9 @@ def purge() -> dict[str, Any]:
     return done
 
 
+CHECKPOINT_TRIES = 40  # 2 s at most
+
+
 def _sqlite() -> dict[str, Any]:
     from .. import dialects  # (late: dialects imports the storage, which imports erasure)
 
@@ -87,9 +90,14 @@ def _sqlite() -> dict[str, Any]:
         dialects.current().give_back_free_pages(cur)
     # A fresh cursor: on the one that stepped incremental_vacuum, the checkpoint answers
     # (0, -1, -1) without running.
+    # The WAL thread's own checkpoint or merge step may hold the file for a few ms: try again.
     with connection.cursor() as cur:
-        cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        busy, wal_pages, _ = cur.fetchone()
+        for _ in range(CHECKPOINT_TRIES):
+            cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            busy, wal_pages, _ = cur.fetchone()
+            if not busy:
+                break
+            time.sleep(0.05)
     return {"vendor": "sqlite", "merge_steps": steps, "wal_truncated": not busy,
             "wal_pages": wal_pages}
 

@@ -4,6 +4,7 @@ vacuums; the erasure log records the purge; deletion blocks writers briefly."""
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from io import StringIO
@@ -22,13 +23,12 @@ SECRET = "quetzalcoatlwhisper"
 
 
 def _files() -> bytes:
+    """The database's files as bytes, read by another process: closing a descriptor of
+    the file in this one would drop every POSIX lock SQLite holds on it here, and the
+    servers other tests start would then write to it unguarded (a corrupt file)."""
     name = str(connection.settings_dict["NAME"])
-    out = b""
-    for path in (name, name + "-wal", name + "-shm"):
-        if os.path.exists(path):
-            with open(path, "rb") as f:
-                out += f.read()
-    return out
+    paths = [p for p in (name, name + "-wal", name + "-shm") if os.path.exists(p)]
+    return subprocess.run(["cat", *paths], check=True, capture_output=True).stdout
 
 
 @pytest.mark.sqlite_only

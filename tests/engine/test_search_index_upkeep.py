@@ -27,8 +27,9 @@ def test_the_message_index_is_merged_once_writes_pause(manager):
     for i in range(300):  # one transaction, so one new index segment, per message
         session.append_message(user_msg(f"note {i}: the {('blue', 'green', 'red')[i % 3]} "
                                         f"deploy of release {i % 7} on host {i % 11}"))
+    # FTS5's own merging leaves about two dozen segments behind such appends (more than 3,
+    # so the wait below fails without the merge); a pause under load may start it early.
     left = _segments()
-    assert left >= 8  # what FTS5's own merging leaves behind appends
     found = [(h.id, h.score) for h in session.search("green release deploy", 10)]
     deadline = time.monotonic() + wal.QUIET_SECONDS + 10
     while _segments() > 3 and time.monotonic() < deadline:
