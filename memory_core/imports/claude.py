@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tree import Conversation, Node, expect, one_of, title_of, to_time
+from .tree import Conversation, Node, expect, one_of, text_part, title_of, to_time
 
 FORMAT = "claude"
 ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
@@ -81,11 +81,9 @@ def _parts(cid: str, where: str, blocks: list[Any]) -> list[dict[str, Any]]:
         at = f"{where}.content[{j}]"
         expect(block, dict, "an object", conversation=cid, where=at)
         kind = block.get("type")
-        if kind == "text":
-            parts.append({"type": "text", "text": expect(
-                block.get("text"), str, "a string", conversation=cid, where=f"{at}.text")})
-        elif kind == "thinking":
-            parts.append({"type": "reasoning", "text": str(block.get("thinking") or "")})
+        text = text_part(block, conversation=cid, where=at)
+        if text is not None:
+            parts.append(text)
         elif kind == "tool_use":
             name = expect(block.get("name"), str, "a string", conversation=cid,
                           where=f"{at}.name")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tree import Conversation, Node, expect, one_of, title_of, to_time
+from .tree import Conversation, Node, expect, one_of, text_part, title_of, to_time
 
 FORMAT = "pi"
 ROLES = {"user": "user", "assistant": "assistant", "toolResult": "tool",
@@ -91,11 +91,9 @@ def _blocks(cid: str, at: str, content: Any) -> list[dict[str, Any]]:
         bw = f"{at}.content[{i}]"
         expect(b, dict, "an object", conversation=cid, where=bw)
         kind = b.get("type")
-        if kind == "text":
-            parts.append({"type": "text", "text": expect(
-                b.get("text"), str, "a string", conversation=cid, where=f"{bw}.text")})
-        elif kind == "thinking":
-            parts.append({"type": "reasoning", "text": str(b.get("thinking") or "")})
+        text = text_part(b, conversation=cid, where=bw)
+        if text is not None:
+            parts.append(text)
         elif kind == "toolCall":
             parts.append({"type": "tool-call",
                           "toolCallId": expect(b.get("id"), str, "a string",

@@ -114,6 +114,19 @@ def expect(value: Any, kind: type | tuple[type, ...], what: str, *, conversation
                     field=where)
 
 
+def text_part(block: dict[str, Any], *, conversation: str,
+              where: str) -> dict[str, Any] | None:
+    """A `text` or `thinking` content block (Claude's and Pi's share the shape) as an AI SDK
+    text or reasoning part; None for any other type."""
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": expect(block.get("text"), str, "a string",
+                                               conversation=conversation, where=f"{where}.text")}
+    if kind == "thinking":
+        return {"type": "reasoning", "text": str(block.get("thinking") or "")}
+    return None
+
+
 def one_of(value: Any, choices: Mapping[str, str], *, conversation: str, where: str) -> str:
     """choices[value], else BadExport listing the values the format allows."""
     if isinstance(value, str) and value in choices:
