@@ -14,7 +14,8 @@ from memory_core.limits import MAX_ID_LENGTH, MAX_SEARCH_LIMIT
 from memory_core.search import MAX_HIT_CHARS, MAX_QUERY_TERMS
 
 from ..access import agent_for, manager_for, session_for
-from .schemas import SearchOut, errors
+from .schemas import errors
+from .search_schemas import SearchOut
 
 router = Router(tags=["search"])
 Q = Query("", description=f"Words or a question, any length; its first {MAX_QUERY_TERMS} "
