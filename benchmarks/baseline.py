@@ -1,8 +1,12 @@
-"""What a hand-written raw-driver app does per message before its SQL runs.
+"""What a hand-written raw-driver app does per message before its SQL runs, and what
+both raw baselines share (`Raw`: the single and the chained append, the path read).
 
 Both raw baselines produce the same rows Arbor stores (the same stemmed tokens with
 the same scope tokens, the same JSON), so the two databases hold the same data and
-answer searches identically; only the code between caller and driver differs.
+answer searches identically; only the code between caller and driver differs. The
+statement text, the scope tokens and the outbox row come from Arbor's own modules
+(sessions_app/storage/sql.py, storage/rows.py, events.py), so benchmarks/drift.py sees
+any change to them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,11 @@ import orjson
 import Stemmer
 
 from memory_core.messages import project_text
+from sessions_app import events
 from sessions_app.storage.paths import chain
+
+# Both sides load a corpus in transactions of this many messages.
+LOAD_BATCH = 1_000
 
 _WORD = re.compile(r"[^\W_]+")
 _stemmer = Stemmer.Stemmer("english")
@@ -69,14 +77,6 @@ def appended_event(prepared: Prepared) -> str:
     return orjson.dumps({"message_ref": prepared[0]}).decode()
 
 
-def session_token(session_id: str) -> str:
-    return "§s" + session_id.replace("-", "")
-
-
-def agent_token(agent_id: str) -> str:
-    return "§a" + agent_id.replace("-", "")
-
-
 class Recorder:
     """A cursor proxy that logs each statement's text (for the drift check only)."""
 
@@ -116,6 +116,84 @@ class Traced:
             del self._cursor
 
 
+class Raw(Traced):
+    """The appends and the path read of both baselines, statement for statement as
+    Arbor's storage runs them (sessions_app/storage/messages.py, paths.py); each vendor
+    module gives its statements, its write transaction and its message insert."""
+
+    vendor: str
+    LEAF: str
+    ANCHOR_ROW: str
+    MARK_BRANCH_UNDER: str
+    INSERT_EVENT: str
+    VIEWS: str
+    PATH_TO_ID: str
+    PATH_TO_LATEST: str
+
+    def _write(self) -> contextlib.AbstractContextManager[Any]:
+        """A cursor in one write transaction, committed at the end."""
+        raise NotImplementedError
+
+    def _lock(self, cur: Any, session_id: str) -> str | None:
+        """Hold the session for the write; the agent id where the lock reads it."""
+        raise NotImplementedError
+
+    def _insert(self, cur: Any, session_id: str, agent_id: str | None,
+                parent: tuple[int, str] | None, prepared: Prepared) -> int:
+        """One message with its index row, counted in the session; returns its seq."""
+        raise NotImplementedError
+
+    def _now(self) -> Any:
+        """The current time as the outbox's created_at column takes it."""
+        raise NotImplementedError
+
+    def _parse(self, value: Any) -> datetime:
+        """A path row's created_at as the driver returns it, as a datetime."""
+        raise NotImplementedError
+
+    def append(self, session_id: str, message: dict[str, Any]) -> str:
+        prepared = prepare(message)
+        with self._write() as cur:
+            agent_id = self._lock(cur, session_id)
+            cur.execute(self.LEAF, (session_id,))
+            self._insert(cur, session_id, agent_id, cur.fetchone(), prepared)
+            cur.execute(self.INSERT_EVENT, events.insert_event_params(
+                self.vendor, session_id, "message.appended", appended_event(prepared),
+                self._now()))
+            cur.fetchone()  # its seq
+        return prepared[0]
+
+    def append_chain(
+        self, session_id: str, messages: list[dict[str, Any]], parent_id: str | None = None
+    ) -> list[str]:
+        with self._write() as cur:
+            agent_id = self._lock(cur, session_id)
+            if parent_id is None:  # like Arbor: under the latest leaf
+                cur.execute(self.LEAF, (session_id,))
+            else:
+                cur.execute(self.ANCHOR_ROW, (session_id, parent_id))
+            parent = cur.fetchone()
+            if parent_id is not None:  # like Arbor: a second child marks the session branched
+                cur.execute(self.MARK_BRANCH_UNDER, (session_id, parent[0]))
+            ids = []
+            for message in messages:
+                prepared = prepare(message)
+                parent = (self._insert(cur, session_id, agent_id, parent, prepared), prepared[0])
+                ids.append(prepared[0])
+        return ids
+
+    def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:
+        with contextlib.closing(self._cursor()) as cur:
+            # As Arbor's first read of a path: the session's stamp and views, then the path.
+            cur.execute(self.VIEWS, (session_id,) * 4)
+            cur.fetchall()
+            if leaf_id is None:
+                cur.execute(self.PATH_TO_LATEST, (session_id, session_id, session_id))
+            else:
+                cur.execute(self.PATH_TO_ID, (session_id, leaf_id, session_id, session_id))
+            return path_messages(cur.fetchall(), self._parse)
+
+
 class Baseline(Protocol):
     """The raw-driver side of every benchmark; session ids are shared with Arbor's."""
 
@@ -145,16 +223,3 @@ class Baseline(Protocol):
         """While active, the text of every statement run is appended to the list."""
 
     def close(self) -> None: ...
-
-
-def open_baseline(connection: Any) -> Baseline:
-    """A raw connection to a new, empty database with the schema of Django's `connection`."""
-    if connection.vendor == "sqlite":
-        from .baseline_sqlite import RawSqlite
-
-        return RawSqlite.beside(connection)
-    if connection.vendor == "postgresql":
-        from .baseline_postgres import RawPostgres
-
-        return RawPostgres.beside(connection)
-    raise RuntimeError(f"no raw baseline for {connection.vendor}")

@@ -9,41 +9,24 @@ uses psycopg's defaults (server-side binding, statements prepared after 5 uses).
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 
 from sessions_app import events
+from sessions_app.dialects import _tsvector as tsvector  # the vector literal Arbor writes
 from sessions_app.storage import sql
+from sessions_app.storage.rows import message_scope
 
-from .baseline import (
-    Traced,
-    agent_token,
-    appended_event,
-    path_messages,
-    prepare,
-    session_token,
-    with_text,
-)
+from .baseline import Prepared, Raw, with_text
 
 _TABLES = ("arbor_session", "arbor_message", "arbor_compaction", "arbor_skill_state",
            "arbor_session_event")
-_SCOPE_TOKENS = 2
-_MAX_POSITIONS = 256
-
-# Arbor's statement text (sessions_app/storage/sql.py).
-_LOCK = sql.LOCK_SESSION
-_LEAF = sql.LEAF
-_INSERT = sql.INSERT_COUNTED
-# The event each append emits: its outbox row, numbered by the same statement (events.py).
-_INSERT_EVENT = events.INSERT_EVENT["postgresql"]
-_PATH_TO_ID = sql.READ_TO_ID["postgresql"]
-_PATH_TO_LATEST = sql.READ_TO_LATEST["postgresql"]
-# Compaction overlays and unloaded skills of the session, read with every path.
-_VIEWS = sql.STAMPED_VIEWS
+_SCOPE_TOKENS = len(message_scope("", ""))
 # Arbor's answer worked out the slow, obvious way (every term's frequency counted over
 # the GIN index, every matching row scored): the check of Arbor's results, not timed.
 _REFERENCE = f"""
@@ -81,24 +64,22 @@ _REFERENCE = f"""
     LIMIT %s"""
 
 
-def _tsvector(tokens: list[str], session_id: str, agent_id: str) -> str:
-    counts = Counter(tokens)
-    counts[session_token(session_id)] = 1
-    counts[agent_token(agent_id)] = 1
-    items = []
-    for lexeme, count in counts.items():
-        quoted = lexeme.replace("\\", "\\\\").replace("'", "''")
-        positions = ",".join(str(i) for i in range(1, min(count, _MAX_POSITIONS) + 1))
-        items.append(f"'{quoted}':{positions}")
-    return " ".join(items)
-
-
 def _quote(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-class RawPostgres(Traced):
+class RawPostgres(Raw):
     vendor = "postgresql"
+    # Arbor's statement text (sessions_app/storage/sql.py).
+    LEAF = sql.LEAF
+    ANCHOR_ROW = f"SELECT seq, message_id FROM arbor_message WHERE {sql.ID_ANCHOR}"
+    MARK_BRANCH_UNDER = sql.MARK_BRANCH_UNDER
+    # The event each append emits: its outbox row, numbered by the same statement (events.py).
+    INSERT_EVENT = events.INSERT_EVENT["postgresql"]
+    # Compaction overlays and unloaded skills of the session, read with every path.
+    VIEWS = sql.STAMPED_VIEWS
+    PATH_TO_ID = sql.READ_TO_ID["postgresql"]
+    PATH_TO_LATEST = sql.READ_TO_LATEST["postgresql"]
 
     def __init__(self, conninfo: dict[str, Any], schema: str) -> None:
         self.schema = schema
@@ -145,69 +126,33 @@ class RawPostgres(Traced):
             list(row.values()),
         )
 
-    def _insert(
-        self, cur: psycopg.Cursor[Any], session_id: str, agent_id: str,
-        parent: tuple[int, str] | None, prepared: tuple[Any, ...],
-    ) -> int:
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Any]:
+        with self.conn.transaction(), self._cursor() as cur:
+            yield cur
+
+    def _lock(self, cur: Any, session_id: str) -> str | None:
+        cur.execute(sql.LOCK_SESSION, (session_id,))
+        return str(cur.fetchone()[0])
+
+    def _insert(self, cur: Any, session_id: str, agent_id: str | None,
+                parent: tuple[int, str] | None, prepared: Prepared) -> int:
+        """Like Arbor's Postgres.insert_message: the row, its vector and the counters."""
+        assert agent_id is not None, "_lock read it"
         mid, role, parts, metadata, _, tokens, created = prepared
-        cur.execute(_INSERT, (
+        cur.execute(sql.INSERT_COUNTED, (
             datetime.now(UTC), len(tokens), session_id,  # the counters, in the same statement
             session_id, mid, parent[0] if parent else None,
             role, parts, metadata, len(tokens), created, None,
-            _tsvector(tokens, session_id, agent_id),
+            tsvector(tokens, message_scope(session_id, agent_id)),
         ))
         return int(cur.fetchone()[0])
 
-    def append(self, session_id: str, message: dict[str, Any]) -> str:
-        prepared = prepare(message)
-        with self.conn.transaction(), self._cursor() as cur:
-            cur.execute(_LOCK, (session_id,))
-            agent_id = cur.fetchone()[0]
-            cur.execute(_LEAF, (session_id,))
-            parent = cur.fetchone()
-            self._insert(cur, session_id, agent_id, parent, prepared)
-            cur.execute(_INSERT_EVENT, events.insert_event_params(
-                "postgresql", session_id, "message.appended",
-                appended_event(prepared),
-                datetime.now(UTC),
-            ))
-            cur.fetchone()  # its seq
-        return prepared[0]
+    def _now(self) -> Any:
+        return datetime.now(UTC)
 
-    def append_chain(
-        self, session_id: str, messages: list[dict[str, Any]], parent_id: str | None = None
-    ) -> list[str]:
-        with self.conn.transaction(), self._cursor() as cur:
-            cur.execute(_LOCK, (session_id,))
-            agent_id = cur.fetchone()[0]
-            if parent_id is None:  # like Arbor: under the latest leaf
-                cur.execute(_LEAF, (session_id,))
-            else:
-                cur.execute(
-                    f"SELECT seq, message_id FROM arbor_message WHERE {sql.ID_ANCHOR}",
-                    (session_id, parent_id),
-                )
-            parent = cur.fetchone()
-            if parent_id is not None:  # like Arbor: a second child marks the session branched
-                cur.execute(sql.MARK_BRANCH_UNDER, (session_id, parent[0]))
-            ids = []
-            for message in messages:
-                prepared = prepare(message)
-                seq = self._insert(cur, session_id, agent_id, parent, prepared)
-                parent = (seq, prepared[0])
-                ids.append(prepared[0])
-        return ids
-
-    def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:
-        with self._cursor() as cur:
-            # As Arbor's first read of a path: the session's stamp and views, then the path.
-            cur.execute(_VIEWS, (session_id,) * 4)
-            cur.fetchall()
-            if leaf_id is None:
-                cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
-            else:
-                cur.execute(_PATH_TO_ID, (session_id, leaf_id, session_id, session_id))
-            return path_messages(cur.fetchall(), lambda at: at)  # psycopg parsed it
+    def _parse(self, value: Any) -> datetime:
+        return value  # psycopg parsed it
 
     def prepare_search(self) -> None:
         """Nothing to build (the raw design searches the same tsvector column and GIN

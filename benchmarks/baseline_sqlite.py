@@ -9,9 +9,11 @@ latest-leaf lookup, session counters (returning the agent), message insert, FTS 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,17 +21,9 @@ from sessions_app import events
 from sessions_app.message_time import to_micros
 from sessions_app.sqlite_index import search_body
 from sessions_app.storage import sql
+from sessions_app.storage.rows import message_scope, session_token
 
-from .baseline import (
-    Traced,
-    agent_token,
-    appended_event,
-    path_messages,
-    prepare,
-    qmark,
-    session_token,
-    with_text,
-)
+from .baseline import LOAD_BATCH, Prepared, Raw, qmark, with_text
 
 _PRAGMAS = (
     "PRAGMA journal_mode=WAL",
@@ -37,19 +31,10 @@ _PRAGMAS = (
     "PRAGMA busy_timeout=30000",
 )
 
-# Arbor's statement text (sessions_app/storage/sql.py) in sqlite3's `?` style.
-_LEAF = qmark(sql.LEAF)
+# The message insert's statements (Sqlite.insert_message's), in sqlite3's `?` style.
 _COUNT = qmark(sql.COUNT)
 _INSERT = qmark(sql.INSERT_MESSAGE)
 _INDEX = qmark(sql.INSERT_FTS)
-# The event each append emits: its outbox row, numbered by the same statement (events.py).
-_INSERT_EVENT = qmark(events.INSERT_EVENT["sqlite"])
-_PATH_TO_ID = qmark(sql.READ_TO_ID["sqlite"])
-_ID_ANCHOR = qmark(sql.ID_ANCHOR)
-_PATH_TO_LATEST = qmark(sql.READ_TO_LATEST["sqlite"])
-_MARK_BRANCH_UNDER = qmark(sql.MARK_BRANCH_UNDER)
-# Compaction overlays and unloaded skills of the session, read with every path.
-_VIEWS = qmark(sql.STAMPED_VIEWS)
 
 
 def _stamp(value: datetime) -> str:
@@ -73,8 +58,18 @@ def _schema(connection: Any) -> list[str]:
     ]
 
 
-class RawSqlite(Traced):
+class RawSqlite(Raw):
     vendor = "sqlite"
+    # Arbor's statement text (sessions_app/storage/sql.py) in sqlite3's `?` style.
+    LEAF = qmark(sql.LEAF)
+    ANCHOR_ROW = qmark(f"SELECT seq, message_id FROM arbor_message WHERE {sql.ID_ANCHOR}")
+    MARK_BRANCH_UNDER = qmark(sql.MARK_BRANCH_UNDER)
+    # The event each append emits: its outbox row, numbered by the same statement (events.py).
+    INSERT_EVENT = qmark(events.INSERT_EVENT["sqlite"])
+    # Compaction overlays and unloaded skills of the session, read with every path.
+    VIEWS = qmark(sql.STAMPED_VIEWS)
+    PATH_TO_ID = qmark(sql.READ_TO_ID["sqlite"])
+    PATH_TO_LATEST = qmark(sql.READ_TO_LATEST["sqlite"])
 
     def __init__(self, path: str) -> None:
         self.file = path
@@ -104,76 +99,40 @@ class RawSqlite(Traced):
                           (row["agent_id"],))
         self.conn.execute("PRAGMA foreign_keys=ON")
 
-    def _insert(
-        self, cur: sqlite3.Cursor, session_id: str,
-        parent: tuple[int, str] | None, message: dict[str, Any],
-        prepared: tuple[Any, ...] | None = None,
-    ) -> tuple[int, str]:
-        """Like Arbor's insert_message: counters (returning the agent), row, FTS row."""
-        mid, role, parts, metadata, _, tokens, created = prepared or prepare(message)
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Any]:
+        cur = self._cursor()
+        cur.execute("BEGIN IMMEDIATE")  # holds the write lock: no lock statement
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+
+    def _lock(self, cur: Any, session_id: str) -> str | None:
+        return None  # the IMMEDIATE transaction holds the database
+
+    def _insert(self, cur: Any, session_id: str, agent_id: str | None,
+                parent: tuple[int, str] | None, prepared: Prepared) -> int:
+        """Like Arbor's Sqlite.insert_message: counters (returning the agent), row, FTS row."""
+        mid, role, parts, metadata, _, tokens, created = prepared
         cur.execute(_COUNT, (_stamp(datetime.now(UTC)), 1, len(tokens), session_id))
         agent_id = cur.fetchone()[0]
         cur.execute(_INSERT, (
             session_id, mid, parent[0] if parent else None,
             role, parts, metadata, len(tokens), to_micros(created), None,
         ))
-        seq = cur.fetchone()[0]
-        scope = f"{session_token(session_id)} {agent_token(agent_id)}"
-        cur.execute(_INDEX, (agent_id, seq, " ".join(tokens), scope))
-        return seq, mid
+        seq = int(cur.fetchone()[0])
+        cur.execute(_INDEX, (agent_id, seq, " ".join(tokens),
+                             " ".join(message_scope(session_id, agent_id))))
+        return seq
 
-    def append(self, session_id: str, message: dict[str, Any]) -> str:
-        cur = self._cursor()
-        cur.execute("BEGIN IMMEDIATE")  # holds the write lock: no lock statement
-        try:
-            cur.execute(_LEAF, (session_id,))
-            parent = cur.fetchone()
-            prepared = prepare(message)
-            _, mid = self._insert(cur, session_id, parent, message, prepared)
-            cur.execute(_INSERT_EVENT, events.insert_event_params(
-                "sqlite", session_id, "message.appended",
-                appended_event(prepared),
-                _stamp(datetime.now(UTC)),
-            ))
-            cur.fetchone()  # its seq
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        return mid
+    def _now(self) -> Any:
+        return _stamp(datetime.now(UTC))
 
-    def append_chain(
-        self, session_id: str, messages: list[dict[str, Any]], parent_id: str | None = None
-    ) -> list[str]:
-        cur = self._cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        if parent_id is None:  # like Arbor: under the latest leaf
-            cur.execute(_LEAF, (session_id,))
-        else:
-            cur.execute(
-                f"SELECT seq, message_id FROM arbor_message WHERE {_ID_ANCHOR}",
-                (session_id, parent_id),
-            )
-        parent = cur.fetchone()
-        if parent_id is not None:  # like Arbor: a second child marks the session branched
-            cur.execute(_MARK_BRANCH_UNDER, (session_id, parent[0]))
-        ids = []
-        for message in messages:
-            parent = self._insert(cur, session_id, parent, message)
-            ids.append(parent[1])
-        cur.execute("COMMIT")
-        return ids
-
-    def path(self, session_id: str, leaf_id: str | None = None) -> list[tuple[Any, ...]]:
-        cur = self._cursor()
-        # As Arbor's first read of a path: the session's stamp and views, then the path.
-        cur.execute(_VIEWS, (session_id,) * 4)
-        cur.fetchall()
-        if leaf_id is None:
-            cur.execute(_PATH_TO_LATEST, (session_id, session_id, session_id))
-        else:
-            cur.execute(_PATH_TO_ID, (session_id, leaf_id, session_id, session_id))
-        return path_messages(cur.fetchall(), datetime.fromisoformat)
+    def _parse(self, value: Any) -> datetime:
+        return datetime.fromisoformat(value)
 
     def prepare_search(self) -> None:
         """The raw design's index: a plain FTS5 table of the same stemmed tokens (rowid =
@@ -181,8 +140,6 @@ class RawSqlite(Traced):
         transactions of LOAD_BATCH rows in insertion order, as the messages were loaded
         (an FTS5 index written in one go has fewer segments, so it would read faster than
         any index an app builds as messages arrive)."""
-        from .cases import LOAD_BATCH
-
         self.conn.execute("DROP TABLE IF EXISTS raw_search")
         self.conn.execute("CREATE VIRTUAL TABLE raw_search USING fts5(body, session, "
                           "tokenize='ascii')")

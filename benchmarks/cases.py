@@ -22,13 +22,12 @@ from memory_core import Session, SessionManager
 from memory_core.rerank import candidate_window
 from memory_core.search import query_terms
 from sessions_app.storage import path_cache
+from sessions_app.storage.rows import agent_token, session_token
 
-from .baseline import Baseline, agent_token, session_token
+from .baseline import LOAD_BATCH, Baseline
 from .corpus import Corpus
 from .peers import PEER, Peer
 from .report import Result, Target
-
-LOAD_BATCH = 1_000
 
 
 @dataclass(frozen=True, slots=True)

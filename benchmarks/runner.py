@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -13,7 +14,7 @@ from memory_core import SessionManager
 from sessions_app.models import Agent
 
 from . import cases, drift, extras, live, ui
-from .baseline import open_baseline
+from .baseline import Baseline
 from .cases import Bench, Sizes
 from .memory import memory
 from .report import Result
@@ -25,6 +26,19 @@ QUICK = Sizes(
     memory_lengths=(500, 1_000, 2_000, 4_000), queries=10, rounds=5, budget=15.0,
     live_appends=150, semantic_messages=5_000,
 )
+
+
+def open_baseline(connection: Any) -> Baseline:
+    """A raw connection to a new, empty database with the schema of Django's `connection`."""
+    if connection.vendor == "sqlite":
+        from .baseline_sqlite import RawSqlite
+
+        return RawSqlite.beside(connection)
+    if connection.vendor == "postgresql":
+        from .baseline_postgres import RawPostgres
+
+        return RawPostgres.beside(connection)
+    raise RuntimeError(f"no raw baseline for {connection.vendor}")
 
 
 def _stderr(message: str) -> None:
