@@ -36,9 +36,16 @@ class EncodedPath(list[Message]):
 
 
 class StoredPrompt(Protocol):
-    text: str
-    sections: dict[str, str]
-    frozen_at: Any
+    """Read-only: the engine reads a stored prompt, never changes it."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def sections(self) -> dict[str, str]: ...
+
+    @property
+    def frozen_at(self) -> Any: ...
 
 
 class ContextStorage(Protocol):

@@ -69,6 +69,22 @@ class Branches:
             messages=[row_message(r) for r in rows], has_more=has_more, leaf_id=page_leaf,
             siblings={r[0]: SiblingInfo(int(r[7]), int(r[8]), r[9], r[10]) for r in rows})
 
+    def is_branch(self, session_id: str, message: Any) -> bool:
+        """Whether a stored message has a sibling besides itself (it started a branch);
+        roots are siblings of each other."""
+        with connection.cursor() as cur:
+            if message.parent_id is None:
+                cur.execute(f"SELECT 1 FROM arbor_message WHERE session_key = {sql.SESSION_KEY} "
+                            "AND parent_seq IS NULL AND message_id <> %s LIMIT 1",
+                            [session_id, message.id])
+                return cur.fetchone() is not None
+            cur.execute(
+                "SELECT 1 FROM arbor_message p JOIN arbor_message c ON c.parent_seq = p.seq "
+                f"WHERE p.session_key = {sql.SESSION_KEY} AND p.message_id = %s "
+                "AND c.message_id <> %s LIMIT 1",
+                [session_id, message.parent_id, message.id])
+            return cur.fetchone() is not None
+
     def views(self, session_id: str) -> Views:
         with connection.cursor() as cur:
             return read_views(cur, session_id)

@@ -35,9 +35,9 @@ def _owners(namespace: str) -> dict[str, Any]:
     return {"agent_id": owner, "session_id": None}
 
 
-class ContextRows:
-    def __init__(self, versions: VersionRows) -> None:
-        self.versions = versions
+class ContextRows(VersionRows):
+    """Blocks, values, entries, frozen prompts and skill states; a copy of a session's
+    blocks copies their versions (VersionRows)."""
 
     def agent_templates(self, agent_id: str) -> list[dict[str, Any]]:
         context = models.Agent.objects.filter(id=agent_id).values_list("context", flat=True).first()
@@ -89,7 +89,7 @@ class ContextRows:
         ])
         for e in models.Entry.objects.filter(session_id=source):
             self.put_entry(new + e.namespace[len(old):], e.key, e.content, e.description)
-        self.versions.copy_versions(agent_id, source, target)
+        self.copy_versions(agent_id, source, target)
 
     # ------------------------------------------------------------- values
     def get_value(self, key: str) -> str | None:

@@ -13,14 +13,12 @@ from memory_core.messages import SessionInfo
 from memory_core.snapshot import SessionSnapshot
 
 from .. import models
-from .context import ContextRows
 from .registry import Registry
 
 
-class Imported:
-    def __init__(self, registry: Registry, context: ContextRows) -> None:
-        self.registry = registry
-        self.context = context
+class Imported(Registry):
+    """Sessions imported from other tools: restored like any session (Registry), with
+    the agent's block templates, and recorded once per agent."""
 
     def imported_session(self, agent_id: str, source_format: str,
                          conversation_id: str) -> str | None:
@@ -31,11 +29,11 @@ class Imported:
     def store_imported(self, agent_id: str, snapshot: SessionSnapshot, *, source_format: str,
                        conversation_id: str) -> SessionInfo:
         # Like any new session, it starts with the agent's block templates.
-        templates = specs_from_templates(self.context.agent_templates(agent_id))
+        templates = specs_from_templates(self.agent_templates(agent_id))
         snapshot = replace(snapshot, blocks=[(t.label, t.stored(), False) for t in templates])
         try:
             with transaction.atomic():
-                info = self.registry.restore_session(agent_id, snapshot)
+                info = self.restore_session(agent_id, snapshot)
                 models.ImportSource.objects.create(
                     agent_id=agent_id, session_id=info.id, source_format=source_format,
                     conversation_id=conversation_id)

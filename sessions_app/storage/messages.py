@@ -126,11 +126,9 @@ def _raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
     raise NotFound(f"parent message {parent_id} not found in session {session_id}")
 
 
-class Messages:
-    """The write half of the message storage."""
-
-    def __init__(self, versions: VersionRows) -> None:
-        self.versions = versions  # deletes mark the block versions their messages wrote
+class Messages(VersionRows):
+    """The write half of the message storage; deletes mark the block versions their
+    messages wrote (VersionRows)."""
 
     def _insert(
         self, cur: Any, session_id: str, agent_id: str | None, new: NewMessage,
@@ -282,7 +280,7 @@ class Messages:
                 )
             d = dialects.current()
             d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[3] for r in rows))
-            self.versions.mark_deleted_sources(session_id, [r[1] for r in rows])
+            self.mark_deleted_sources(session_id, [r[1] for r in rows])
             d.give_back_free_pages(cur)
             return len(rows)
 
@@ -312,7 +310,7 @@ class Messages:
             delete_rows(cur, session_id)
             cur.execute(sql.DELETE_SKILL_STATES, [session_id])
             cur.execute(sql.ZERO_COUNTS, [dialects.current().db_datetime(now()), session_id])
-            self.versions.mark_deleted_sources(session_id, None)
+            self.mark_deleted_sources(session_id, None)
             dialects.current().give_back_free_pages(cur)
 
     def copy_path(

@@ -56,16 +56,16 @@ def _views(rows: list[Any]) -> tuple[Any, Views]:
 
 
 class Overlays:
-    def __init__(self, paths: PathReader) -> None:
-        self.paths = paths  # to check that an overlay's range lies on one path
+    """Compaction overlays. Adding one checks that its range lies on one path, read
+    through the storage's Paths (the self-type: paths.py imports this module)."""
 
     def add_compaction(
-        self, session_id: str, *, summary: str, from_id: str, to_id: str
+        self: PathReader, session_id: str, *, summary: str, from_id: str, to_id: str
     ) -> Compaction:
         with transaction.atomic():
-            path, _, _ = self.paths.path(session_id, to_id, with_overlays=False)
+            path, _, _ = self.path(session_id, to_id, with_overlays=False)
             if from_id not in {m.id for m in path}:
-                if self.paths.get_message(session_id, from_id) is None:
+                if self.get_message(session_id, from_id) is None:
                     raise NotFound(f"message {from_id} not found in session {session_id}")
                 raise InvalidInput(f"message {from_id} is not on the path to {to_id}")
             try:

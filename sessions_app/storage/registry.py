@@ -43,14 +43,9 @@ def _info(row: models.Session) -> SessionInfo:
     )
 
 
-class Registry:
-    """Session rows. A fork reads a path, copies it and the blocks: the parts that do
-    that are handed in, not reached through a shared `self`."""
-
-    def __init__(self, paths: Paths, messages: Messages, context: ContextRows) -> None:
-        self.paths = paths
-        self.messages = messages
-        self.context = context
+class Registry(Paths, Messages, ContextRows):
+    """Session rows. A fork reads a path (Paths), copies it (Messages) and the blocks
+    (ContextRows)."""
 
     def _sessions(self, agent_id: str) -> Any:
         return models.Session.objects.filter(agent_id=agent_id)
@@ -65,7 +60,7 @@ class Registry:
             raise NotFound(f"parent session {parent_session_id} not found")
         if not models.Agent.objects.filter(id=agent_id).exists():
             raise NotFound(f"agent {agent_id} not found")
-        templates = specs_from_templates(self.context.agent_templates(agent_id))
+        templates = specs_from_templates(self.agent_templates(agent_id))
         stamp = now()
         with transaction.atomic():
             row = models.Session.objects.create(
@@ -73,7 +68,7 @@ class Registry:
                 model=model, source=source, created_at=stamp, updated_at=stamp,
             )
             # Every session starts with the agent's block templates.
-            self.context.create_session_blocks(
+            self.create_session_blocks(
                 row.id, [{"label": t.label, **t.stored()} for t in templates])
         return _info(row)
 
@@ -105,7 +100,7 @@ class Registry:
                                overlays=erasure.ALL_OVERLAYS)
                 delete_rows(cur, session_id)
             # Its own blocks' versions cascade; agent-wide ones it wrote stay, marked.
-            self.context.versions.mark_deleted_sources(session_id, None)
+            self.mark_deleted_sources(session_id, None)
             models.Session.objects.filter(parent_session_id=session_id).update(parent_session=None)
             # Blocks, values, entries, prompt and skill states cascade from the row.
             models.Session.objects.filter(id=session_id).delete()
@@ -147,7 +142,7 @@ class Registry:
                 agent_id=agent_id, name=name, parent_session_id=session_id,
                 model=source.model, source=source.source, created_at=stamp, updated_at=stamp,
             )
-            self.context.copy_blocks(agent_id, session_id, row.id)
+            self.copy_blocks(agent_id, session_id, row.id)
         return _info(row)
 
     def fork(
@@ -157,18 +152,18 @@ class Registry:
         if source is None:
             raise NotFound(f"session {session_id} not found")
         with transaction.atomic():
-            path, overlays, _ = self.paths.path(session_id, at_message_id, with_overlays=True)
+            path, overlays, _ = self.path(session_id, at_message_id, with_overlays=True)
             stamp = now()
             target = models.Session.objects.create(
                 agent_id=agent_id, name=name, parent_session_id=session_id, model=source.model,
                 source=source.source, created_at=stamp, updated_at=stamp,
             )
-            self.messages.copy_path(target.id, agent_id, [
+            self.copy_path(target.id, agent_id, [
                 m._replace(metadata={**m.metadata, "forked_from": {
                     "session_id": session_id, "message_id": m.id}})
                 for m in path
             ], index_from=session_id)
-            self.context.copy_blocks(agent_id, session_id, target.id)
+            self.copy_blocks(agent_id, session_id, target.id)
             kept = {m.id for m in path}
             models.Compaction.objects.bulk_create([
                 models.Compaction(
@@ -202,7 +197,7 @@ class Registry:
                                     removed=removed)
                 for i, (label, spec, removed) in enumerate(snapshot.blocks)
             ])
-            self.messages.copy_path(session_id, agent_id, snapshot.messages)
+            self.copy_path(session_id, agent_id, snapshot.messages)
             self._restore_views(session_id, snapshot)
             # The copy counted the messages and touched the row; the snapshot's time wins.
             models.Session.objects.filter(id=session_id).update(updated_at=snapshot.updated_at)
