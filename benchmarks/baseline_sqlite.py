@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app import events
-from sessions_app.message_time import to_micros
+from sessions_app.models.fields import to_micros
 from sessions_app.sqlite_index import search_body
 from sessions_app.storage import sql
 from sessions_app.storage.rows import message_scope, session_token

@@ -15,7 +15,7 @@ from memory_core.versions import Writer
 
 from . import models
 from .auth import Principal
-from .lifecycle import actor
+from .storage import actor
 
 
 def _plausible(value: Any) -> bool:

@@ -21,7 +21,8 @@ from django.db import connection
 from memory_core.errors import NotFound
 from memory_core.messages import now
 
-from . import fulltext, message_time
+from . import fulltext
+from .models.fields import from_micros, to_micros
 from .storage import sql
 from .storage.rows import MessageRow, message_scope, namespace_token, session_token
 
@@ -149,7 +150,7 @@ class Sqlite:
 
     def to_datetime(self, value: Any) -> datetime:
         if isinstance(value, int):  # a message's created_at (models.MessageTime)
-            return message_time.from_micros(value)
+            return from_micros(value)
         if isinstance(value, datetime):
             return value if value.tzinfo else value.replace(tzinfo=UTC)
         return datetime.fromisoformat(value).replace(tzinfo=UTC)
@@ -158,7 +159,7 @@ class Sqlite:
         return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
 
     def message_time(self, value: datetime) -> Any:
-        return message_time.to_micros(value)
+        return to_micros(value)
 
     def lock_session(self, cur: Any, session_id: str) -> str | None:
         return None  # the IMMEDIATE transaction already holds the database's write lock

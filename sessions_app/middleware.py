@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.middleware.common import CommonMiddleware
 
 from . import db_pool, events
-from .lifecycle import actor
+from .storage import actor
 
 
 class Common(CommonMiddleware):

@@ -19,7 +19,8 @@ from memory_core.context import specs_from_templates
 
 from .. import models
 from ..agents import delete_agent
-from ..lifecycle import actor, retention
+from ..lifecycle import retention
+from ..storage import actor
 from .lists import (
     LargeTableAdmin,
     _summary,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 import orjson
@@ -15,9 +14,10 @@ from django.utils.safestring import SafeString
 from memory_core import ArborError, SessionManager
 from memory_core import Session as EngineSession
 from memory_core.messages import project_text
-from memory_core.tree import TreeRow, depth_order, preview
+from memory_core.tree import SiblingInfo, TreeRow, depth_order, preview
 
 from .. import models
+from ..storage.branches import sibling_positions
 from .lists import (
     _count,
 )
@@ -34,23 +34,12 @@ def _engine(row: models.Session) -> EngineSession:
 
 
 # ------------------------------------------------------------------ tree display
-def _branch_positions(rows: list[TreeRow]) -> dict[str, tuple[int, int]]:
-    """id -> (position, siblings) for messages that share their parent with others."""
-    sizes = Counter(r.parent_id for r in rows)
-    seen: Counter[str | None] = Counter()
-    out: dict[str, tuple[int, int]] = {}
-    for r in rows:  # insertion order, as depth_order orders children
-        seen[r.parent_id] += 1
-        if sizes[r.parent_id] > 1:
-            out[r.id] = (seen[r.parent_id], sizes[r.parent_id])
-    return out
-
-
-def _tree_row(row: TreeRow, depth: int, *, branch: tuple[int, int] | None, leaf: bool,
+def _tree_row(row: TreeRow, depth: int, *, branch: SiblingInfo | None, leaf: bool,
               href: str) -> SafeString:
     markers = []
-    if branch:
-        markers.append(format_html('<span class="arbor-branch">[branch {} of {}]</span>', *branch))
+    if branch and branch.count > 1:
+        markers.append(format_html('<span class="arbor-branch">[branch {} of {}]</span>',
+                                   branch.index, branch.count))
     if leaf:
         markers.append(format_html('<span class="arbor-leaf">[{}]</span>', "latest leaf"))
     children: str | SafeString = _count(row.child_count, "child", "children")
@@ -71,7 +60,7 @@ def tree_html(session: EngineSession) -> SafeString:
     if not rows:
         return format_html("<p>{}</p>", "No messages.")
     leaf = session.get_latest_leaf()
-    branches = _branch_positions(rows)
+    branches = sibling_positions(rows)
     ordered = depth_order(rows)
     changelist = reverse("admin:sessions_app_message_changelist")
 

@@ -18,7 +18,7 @@ from memory_core.limits import ROLES
 from memory_core.tree import preview
 
 from .. import models
-from ..lifecycle import actor
+from ..storage import actor
 from .display import (
     _engine,
     children_html,

@@ -18,7 +18,8 @@ from django.views.decorators.http import require_POST
 from memory_core import ArborError, SessionManager
 
 from .. import models
-from ..lifecycle import actor, retention
+from ..lifecycle import retention
+from ..storage import actor
 from .display import (
     _engine,
     blocks_html,

@@ -13,8 +13,7 @@ from pydantic import ValidationError as PydanticError
 from memory_core.transfer import export_session, import_session
 
 from ..access import agent_for, manager_and_session, manager_for
-from ..lifecycle import transfer as agent_export
-from . import chat_imports
+from . import agent_export, chat_imports
 from .documents import SessionDocument
 from .errors import strict_loads
 from .render import json_response

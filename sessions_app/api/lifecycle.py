@@ -10,7 +10,7 @@ from ninja import Query, Router, Schema
 
 from .. import models
 from ..access import agent_for
-from ..lifecycle.transfer import export_lines
+from .agent_export import export_lines
 from .pagination import DEFAULT_LIMIT, MAX_LIMIT, page
 from .schemas import errors
 

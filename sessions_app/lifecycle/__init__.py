@@ -1,10 +1,9 @@
-"""Data lifecycle (issue 31): retention policies, erasure that reaches every copy of what
-was deleted, the erasure log, `purge`, and the whole-agent export.
+"""Data lifecycle (issue 31): retention policies and `purge`. What every deletion does
+besides removing rows (the erasure log, the outbox, caches) is the storage's
+(storage/erasure.py, with storage/actor.py: who a deletion is by); the whole-agent
+export is the API's (api/agent_export.py).
 
-- actor.py      who a deletion is by (set at each door), for the erasure log
-- erasure.py    what every deletion does besides removing rows: log, outbox, caches
 - retention.py  which sessions a policy removes, and the policy run
 - purge.py      clearing deleted content out of the database files (SQLite) or vacuuming
 - worker.py     the server's own hourly policy run and purge, one worker at a time
-- transfer.py   the whole-agent export as JSON Lines, and its import
 """

@@ -21,7 +21,7 @@ from memory_core.limits import MAX_RETENTION_DAYS, MAX_RETENTION_SESSIONS
 
 from .. import models
 from ..access import manager_for
-from . import actor, erasure
+from ..storage import actor, erasure
 
 MAX_AGE_DAYS, MAX_SESSIONS = MAX_RETENTION_DAYS, MAX_RETENTION_SESSIONS
 BUSY = ("thinking", "compacting")  # a turn or a compaction is writing to it now

@@ -27,7 +27,8 @@ from django.db import DatabaseError, close_old_connections, connection, transact
 from django.utils import timezone
 
 from .. import models
-from . import erasure, purge, retention
+from ..storage import erasure
+from . import purge, retention
 
 log = logging.getLogger(__name__)
 

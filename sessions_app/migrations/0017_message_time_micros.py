@@ -1,5 +1,5 @@
 """SQLite: a message's created_at is stored as integer microseconds since 1970 (8 bytes,
-where its ISO text took 26; sessions_app.message_time), in a column declared bigint
+where its ISO text took 26; sessions_app.models.fields), in a column declared bigint
 (sqlite3 hands a column declared datetime to Django's text parser). SQLite cannot change
 a column's type in place: the table is rebuilt with the same rows, seqs, indexes and
 triggers. Postgres keeps timestamptz: nothing to do there.
@@ -8,7 +8,7 @@ triggers. Postgres keeps timestamptz: nothing to do there.
 from django.db import migrations
 
 import sessions_app.models
-from sessions_app.message_time import iso_text
+from sessions_app.models.fields import iso_text
 from sessions_app.migrations._vendor import sqlite_rebuild
 
 # The stored text is isoformat(" ") of a UTC instant: 'YYYY-MM-DD HH:MM:SS[.ffffff]'.

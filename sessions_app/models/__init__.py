@@ -14,7 +14,7 @@ from memory_core import busy
 from memory_core.limits import MAX_ID_LENGTH, MAX_NAME, MAX_REASON, MAX_ROW_ID_LENGTH
 from memory_core.messages import project_text
 
-from .. import message_time
+from .fields import JSONText, MessageTime
 
 
 def uuid_str() -> str:
@@ -147,20 +147,6 @@ class ImportSource(models.Model):
             fields=["agent", "source_format", "conversation_id"], name="arbor_import_once")]
 
 
-class JSONText(models.TextField):  # type: ignore[type-arg]
-    """JSON kept as text: Postgres jsonb refuses \u0000, which message text may hold.
-    The ORM reads and writes Python values; raw SQL writes the JSON text."""
-
-    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
-        return None if value is None else orjson.loads(value)
-
-    def to_python(self, value: Any) -> Any:
-        return value
-
-    def get_prep_value(self, value: Any) -> Any:
-        return orjson.dumps(value).decode()
-
-
 class SessionEvent(models.Model):
     """The outbox: a session's recent events, numbered by `seq`, kept for `resume`
     (ARBOR_EVENT_RETENTION per session; older rows are pruned)."""
@@ -180,25 +166,6 @@ class SessionEvent(models.Model):
 
     def __str__(self) -> str:
         return f"session {self.session_id}#{self.seq} {self.type}"  # (its number)
-
-
-class MessageTime(models.DateTimeField):  # type: ignore[type-arg]
-    """A message's created_at: integer microseconds on SQLite (sessions_app.message_time),
-    timestamptz on Postgres. The ORM reads it as ISO text turned back in SQL."""
-
-    def db_type(self, connection: Any) -> str | None:
-        # (bigint, not datetime: sqlite3 would hand a "datetime" column to Django's text parser)
-        return "bigint" if connection.vendor == "sqlite" else super().db_type(connection)
-
-    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
-        if connection.vendor == "sqlite" and value is not None:
-            return message_time.to_micros(self.get_prep_value(value))
-        return super().get_db_prep_value(value, connection, prepared)
-
-    def select_format(self, compiler: Any, sql: str, params: Any) -> tuple[str, Any]:
-        if compiler.connection.vendor == "sqlite":
-            return message_time.iso_text(sql), params
-        return super().select_format(compiler, sql, params)
 
 
 class Message(models.Model):
@@ -362,7 +329,7 @@ class ApiKey(models.Model):
         return f"{self.prefix}… ({self.name})" if self.name else f"{self.prefix}…"
 
 
-# Last: blocks.py builds on Agent, Session and JSONText above.
+# The context blocks' tables (blocks.py names Agent and Session by their labels).
 from .blocks import (  # noqa: E402, F401 (re-exported: models.SessionBlock etc.)
     BlockValue,
     BlockVersion,

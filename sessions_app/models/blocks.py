@@ -7,14 +7,17 @@ from django.db import models
 
 from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_ROW_ID_LENGTH
 
-from . import Agent, JSONText, Session
+from .fields import JSONText
+
+# Their owners, by label (models/__init__.py imports this module).
+AGENT, SESSION = "sessions_app.Agent", "sessions_app.Session"
 
 
 class SessionBlock(models.Model):
     """A block declared on one session: copied from the agent's templates at creation,
     or added at runtime. `removed` hides a block declared in code (with_context)."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="blocks")
+    session = models.ForeignKey(SESSION, on_delete=models.CASCADE, related_name="blocks")
     label = models.CharField(max_length=MAX_LABEL)
     position = models.IntegerField(default=0)
     spec = models.JSONField(default=dict)  # description, max_tokens, kind, scope, content, files
@@ -36,8 +39,8 @@ class BlockValue(models.Model):
 
     key = models.CharField(max_length=400, primary_key=True)
     # Owners, so deleting a session or an agent takes its block contents along.
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
-    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE,
+    agent = models.ForeignKey(AGENT, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(SESSION, null=True, blank=True, on_delete=models.CASCADE,
                                 related_name="+")
     content = models.TextField(default="", blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -55,8 +58,8 @@ class Entry(models.Model):
     seq = models.BigAutoField(primary_key=True)
     namespace = models.CharField(max_length=400)
     key = models.CharField(max_length=MAX_ID_LENGTH)
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
-    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE,
+    agent = models.ForeignKey(AGENT, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(SESSION, null=True, blank=True, on_delete=models.CASCADE,
                                 related_name="+")
     description = models.TextField(default="", blank=True)
     content = models.TextField(default="", blank=True)
@@ -77,7 +80,7 @@ class Entry(models.Model):
 class SessionPrompt(models.Model):
     """The frozen system prompt of a session: the exact bytes sent to the model."""
 
-    session = models.OneToOneField(Session, on_delete=models.CASCADE, primary_key=True,
+    session = models.OneToOneField(SESSION, on_delete=models.CASCADE, primary_key=True,
                                    related_name="prompt")
     text = models.TextField(default="", blank=True)
     sections = models.JSONField(default=dict)  # label -> digest of its rendered section
@@ -90,7 +93,7 @@ class SessionPrompt(models.Model):
 class SkillState(models.Model):
     """Which skills a session has loaded; unloaded_at hides earlier load results on read."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="skills")
+    session = models.ForeignKey(SESSION, on_delete=models.CASCADE, related_name="skills")
     label = models.CharField(max_length=MAX_LABEL)
     key = models.CharField(max_length=MAX_ID_LENGTH)
     loaded = models.BooleanField(default=True)
@@ -113,8 +116,8 @@ class BlockVersion(models.Model):
     key = models.CharField(max_length=400)
     number = models.IntegerField()
     # Owners, so deleting a session or an agent takes its versions along.
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
-    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.CASCADE,
+    agent = models.ForeignKey(AGENT, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(SESSION, null=True, blank=True, on_delete=models.CASCADE,
                                 related_name="+")
     action = models.CharField(max_length=20)
     entry_key = models.CharField(max_length=MAX_ID_LENGTH, null=True, blank=True)

@@ -5,18 +5,42 @@ page above before_id), however long the path or big the tree."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection
 
 from memory_core.errors import InvalidInput, NotFound
 from memory_core.messages import Message
-from memory_core.tree import PathPage, SiblingInfo
+from memory_core.tree import PathPage, SiblingInfo, TreeRow
 
 from .. import dialects
 from . import sql
 from .overlays import Views, read_views
 from .paths import find, leaf, row_message
+
+
+def sibling_info(siblings: Sequence[str], message_id: str) -> SiblingInfo | None:
+    """Where message_id stands among `siblings` (its parent's children, or the session's
+    roots, oldest first); None when it is not among them."""
+    return _places(siblings).get(message_id)
+
+
+def sibling_positions(rows: Sequence[TreeRow]) -> dict[str, SiblingInfo]:
+    """Every message's place among its siblings, from a whole tree read (Session.get_tree:
+    insertion order, so each parent's children come oldest first)."""
+    children: dict[str | None, list[str]] = {}
+    for row in rows:
+        children.setdefault(row.parent_id, []).append(row.id)
+    return {mid: info for ids in children.values() for mid, info in _places(ids).items()}
+
+
+def _places(ids: Sequence[str]) -> dict[str, SiblingInfo]:
+    """The one computation of sibling places in Python: 1-based index, count, previous and
+    next ids, as sql.path_page's window gives them to a path page's messages in SQL."""
+    n = len(ids)
+    return {mid: SiblingInfo(i + 1, n, ids[i - 1] if i else None, ids[i + 1] if i + 1 < n else None)
+            for i, mid in enumerate(ids)}
 
 
 def _missing(session_id: str, message_id: str) -> NotFound:

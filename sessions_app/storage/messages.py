@@ -22,8 +22,7 @@ from memory_core.search import index_tokens
 
 from .. import dialects
 from ..dialects import Dialect
-from ..lifecycle import erasure
-from . import hot, sql
+from . import erasure, hot, sql
 from .paths import find, leaf
 from .rows import MessageRow, message_scope
 from .versions import VersionRows

@@ -15,7 +15,7 @@ from memory_core.messages import SessionInfo, now
 from memory_core.snapshot import SessionSnapshot
 
 from .. import dialects, models
-from ..lifecycle import erasure
+from . import erasure
 from .context import ContextRows
 from .messages import Messages, delete_rows, stored_count
 from .paths import Paths

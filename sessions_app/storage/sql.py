@@ -7,7 +7,7 @@ benchmarks/drift.py checks that the baselines run these statements.
 
 from __future__ import annotations
 
-from ..message_time import iso_text
+from ..models.fields import iso_text
 
 # Messages name their session by its number (arbor_session.key, migration 0015); the
 # statements take the session's id and look the number up (one primary-key probe).
@@ -135,7 +135,7 @@ PATH_TO_ID = _path_sql(ID_ANCHOR)
 PATH_TO_LATEST = _path_sql(LATEST_ANCHOR)
 
 # created_at as ISO 8601 text on SQLite (stored as integer microseconds, turned into
-# text in C: message_time.iso_text), parsed in C or served as it is.
+# text in C: models/fields.py iso_text), parsed in C or served as it is.
 CREATED_AT = {"sqlite": iso_text("m.created_at"), "postgresql": "m.created_at"}
 
 

@@ -24,6 +24,7 @@ from memory_core.tree import Compaction, SiblingInfo
 
 from .. import models
 from ..engine_config import llm_from_settings
+from ..storage.branches import sibling_info
 from .common import session_or_404, session_row_or_404
 
 if TYPE_CHECKING:
@@ -180,12 +181,7 @@ def message(request: HttpRequest, session_id: str, message_id: str) -> HttpRespo
 
 def message_context(session: Session, m: Message) -> dict[str, Any]:
     """What _message.html needs for one message: it and its place among its siblings."""
-    siblings = [s.id for s in session.get_branches(m.parent_id)]
-    info = None
-    if m.id in siblings:
-        i = siblings.index(m.id)
-        info = SiblingInfo(i + 1, len(siblings), siblings[i - 1] if i else None,
-                           siblings[i + 1] if i + 1 < len(siblings) else None)
+    info = sibling_info([s.id for s in session.get_branches(m.parent_id)], m.id)
     return {"m": m, "sib": info, "session_id": session.id}
 
 

@@ -11,8 +11,8 @@ from django.views.decorators.http import require_POST, require_safe
 
 from memory_core import InvalidInput
 
+from ..api.agent_export import export_lines
 from ..lifecycle import retention
-from ..lifecycle.transfer import export_lines
 from .common import agent_or_404
 
 

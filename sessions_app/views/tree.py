@@ -24,6 +24,7 @@ from django.views.decorators.http import require_safe
 from memory_core import NotFound, Session
 from memory_core.tree import TreeRow, depth_order
 
+from ..storage.branches import sibling_positions
 from .chat import resolve_leaf
 from .common import session_or_404, session_row_or_404
 
@@ -46,6 +47,7 @@ class Outline:
         self.session_id = session_id
         self.leaf_id = leaf_id
         self.by_id = {r.id: r for r in rows}
+        self.places = sibling_positions(rows)
         self.children: dict[str | None, list[TreeRow]] = {}
         for r in rows:
             self.children.setdefault(r.parent_id, []).append(r)
@@ -97,14 +99,15 @@ class Outline:
     def _group(self, siblings: list[TreeRow], level: int) -> list[tuple[str, Any, int]]:
         deep = " deep" if level > DEEP else ""
         tasks: list[tuple[str, Any, int]] = [("html", f'<ul class="branches{deep}">', level)]
-        for i, child in enumerate(siblings, 1):
+        for child in siblings:
+            place = self.places[child.id]
             is_open = child.id in self.path
             size = self.sizes.get(child.id, 1)
             summary = format_html(
                 '<li><details class="branch{}"{}><summary><span class="branch-n">Branch {}/{}'
                 '</span> <span class="muted small">· {} message{}{} ·</span> '
                 '<span class="branch-first">{}: {}</span></summary>',
-                " on-path" if is_open else "", " open" if is_open else "", i, len(siblings),
+                " on-path" if is_open else "", " open" if is_open else "", place.index, place.count,
                 size, "" if size == 1 else "s", " · current" if is_open else "",
                 ROLE_LABELS.get(child.role, child.role), child.preview or "(no text)")
             tasks.append(("html", summary, level))

@@ -1,7 +1,7 @@
 """A message's created_at comes back exactly as written, to the microsecond, from every
 read: path, single message, tree, search, the JSON API's spliced history, the ORM, and
 export. (SQLite stores integer microseconds and turns them back into text in SQL:
-sessions_app.message_time.)"""
+sessions_app.models.fields.)"""
 
 from __future__ import annotations
 

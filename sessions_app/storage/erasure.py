@@ -1,13 +1,13 @@
 """What every deletion does besides removing rows (issue 31): it is logged (who, when,
 what scope, how many; never content), the outbox's copies of deleted content go, and
 this process's path cache lets go of the session's paths (other workers' caches follow
-from the log: worker.py). Called inside the deletion's own transaction, so a deletion
+from the log: lifecycle/worker.py). Called inside the deletion's own transaction, so a deletion
 that rolls back leaves no log row either.
 
 Full-text entries go with their rows (SQLite: a trigger on arbor_message; Postgres: the
-row's own column), as do overlays touching the messages (storage/messages.py) and any
+row's own column), as do overlays touching the messages (messages.py) and any
 vectors (their reference cascades). Block versions written by a deleted message stay,
-their source marked deleted (storage/versions.py).
+their source marked deleted (versions.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from .. import models
-from . import actor
+from . import actor, path_cache
 
 # The outbox's events that carry derived content (a compaction's summary of the messages
 # it covers); message events hold a reference only (events.py BY_REFERENCE).
@@ -42,9 +42,7 @@ def erased(*, agent_id: str | None, session_id: str, scope: str, messages: int,
 
 
 def forget(session_ids: set[str]) -> None:
-    """This process's cached paths of these sessions (storage imports this module)."""
-    from ..storage import path_cache
-
+    """This process's cached paths of these sessions."""
     path_cache.paths.forget(session_ids)
 
 

@@ -20,8 +20,12 @@ from memory_core.transfer import export_session, import_session
 
 from .. import models
 from ..access import manager_for
-from ..api.render import dumps
-from . import retention
+from ..lifecycle import retention
+from .agents import _templates
+from .documents import SessionDocument
+from .errors import strict_loads, validation_detail
+from .render import dumps
+from .schemas import BlockTemplate
 
 FORMAT = "arbor.agent"
 VERSION = 1
@@ -61,11 +65,6 @@ def is_agent_export(body: bytes) -> bool:
 def import_lines(agent: models.Agent, body: bytes) -> list[SessionInfo]:
     """Every session of the export as a new session of `agent`, its templates and
     policy the agent's: all or nothing. Raises InvalidInput naming the line at fault."""
-    from ..api.agents import _templates
-    from ..api.documents import SessionDocument
-    from ..api.errors import strict_loads
-    from ..api.schemas import BlockTemplate
-
     lines = [(n, line) for n, line in enumerate(body.splitlines(), start=1) if line.strip()]
     head = _json(lines[0][1], 1, strict_loads)
     if head.get("format") != FORMAT or head.get("version") != VERSION:
@@ -105,8 +104,6 @@ def import_lines(agent: models.Agent, body: bytes) -> list[SessionInfo]:
 
 
 def _detail(exc: PydanticError) -> str:
-    from ..api.errors import validation_detail
-
     # Located as ninja locates body errors, so the message names the field the same way.
     return validation_detail([{**e, "loc": ("body", "body", *e["loc"])}
                               for e in exc.errors(include_url=False)])
