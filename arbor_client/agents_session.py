@@ -185,8 +185,8 @@ class ArborSession(AdvancedSessionMixin):
         if self._closed:
             raise RuntimeError(f"{type(self).__name__} is closed")
 
-    async def _run(self, fn: Callable[[], _T]) -> _T:
-        """Run `fn` (store calls, under the session's lock) off the event loop."""
+    def _locked(self, fn: Callable[[], _T]) -> Callable[[], _T]:
+        """`fn` (store calls) to run under the session's lock, once it is known open."""
         self._check_open()
 
         def locked() -> _T:
@@ -194,7 +194,11 @@ class ArborSession(AdvancedSessionMixin):
                 self._check_open()
                 return fn()
 
-        return await asyncio.to_thread(locked)
+        return locked
+
+    async def _run(self, fn: Callable[[], _T]) -> _T:
+        """Run `fn` (store calls, under the session's lock) off the event loop."""
+        return await asyncio.to_thread(self._locked(fn))
 
     def _leaf(self) -> str | None:
         return None if self._pin == _EMPTY else self._pin

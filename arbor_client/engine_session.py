@@ -104,11 +104,4 @@ class LocalArborSession(ArborSession):
         return cls(info.id, agent, session_settings=session_settings, manager=manager)
 
     async def _run(self, fn: Callable[[], _T]) -> _T:
-        self._check_open()
-
-        def locked() -> _T:
-            with self._lock:
-                self._check_open()
-                return fn()
-
-        return await sync_to_async(locked, thread_sensitive=True)()
+        return await sync_to_async(self._locked(fn), thread_sensitive=True)()
