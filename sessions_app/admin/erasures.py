@@ -1,4 +1,4 @@
-"""The erasure log (sessions_app/lifecycle/erasure.py): read-only, never any content."""
+"""The erasure log (sessions_app/storage/erasure.py): read-only, never any content."""
 
 from __future__ import annotations
 

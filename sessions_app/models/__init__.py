@@ -262,7 +262,7 @@ class Compaction(models.Model):
 
 
 class Erasure(models.Model):
-    """One deletion or policy run (sessions_app/lifecycle/erasure.py): when, who, what
+    """One deletion or policy run (sessions_app/storage/erasure.py): when, who, what
     scope and how much; never any content. Plain ids, so the log outlives what it names.
     `purged_at`: when `purge` last cleared the database files after it."""
 
