@@ -9,7 +9,7 @@ class SessionsAppConfig(AppConfig):
     def ready(self) -> None:
         from . import engine_config, sqlite_index, wal
         from .checks import require_fts5
-        from .lifecycle import purge
+        from .storage import purge
 
         require_fts5()
         engine_config.install()

@@ -27,8 +27,8 @@ from django.db import DatabaseError, close_old_connections, connection, transact
 from django.utils import timezone
 
 from .. import models
-from ..storage import erasure
-from . import purge, retention
+from ..storage import erasure, purge
+from . import retention
 
 log = logging.getLogger(__name__)
 

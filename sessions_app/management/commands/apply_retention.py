@@ -7,7 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sessions_app import models
-from sessions_app.lifecycle import purge, retention
+from sessions_app.lifecycle import retention
+from sessions_app.storage import purge
 
 
 class Command(BaseCommand):

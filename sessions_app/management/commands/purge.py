@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from sessions_app.lifecycle import purge
+from sessions_app.storage import purge
 
 
 class Command(BaseCommand):

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.backends.signals import connection_created
 from django.utils import timezone
 
-from .. import models
+from .. import dialects, models
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,6 @@ CHECKPOINT_TRIES = 40  # 2 s at most
 
 
 def _sqlite() -> dict[str, Any]:
-    from .. import dialects  # (late: dialects imports the storage, which imports erasure)
-
     connection.ensure_connection()
     raw = connection.connection
     steps = 0
