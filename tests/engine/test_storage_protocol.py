@@ -61,6 +61,15 @@ def test_the_orm_storage_implements_every_declared_member():
     assert not missing
 
 
+def test_each_storage_method_is_written_once_in_one_part():
+    # OrmStorage is its parts (mixins), not a table forwarding names to them.
+    own = {"release", "transaction"}  # the storage's own, not any kind of row's
+    for name in declared():
+        owners = [c.__name__ for c in OrmStorage.__mro__ if name in vars(c)]
+        assert len(owners) == 1, f"{name}: {owners}"
+        assert (owners == ["OrmStorage"]) == (name in own), f"{name}: {owners}"
+
+
 def test_the_tool_output_limit_comes_from_the_config(manager):
     config = SessionConfig(max_tool_output_chars=1000)
     m = SessionManager.for_agent(manager.agent_id, config=config)
