@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core import NotFound
+from sessions_app.storage.branches import sibling_info, sibling_positions
 from tests.conftest import assistant_msg, user_msg
 
 
@@ -47,3 +48,22 @@ def test_hundred_branches_each_read_back_their_own_path(manager):
     for i, tip in enumerate(tips):
         history = session.get_history(tip.id)
         assert len(history) == 21 and history[-1].text == f"b{i}"
+
+
+def test_sibling_places_from_the_tree_match_the_path_pages(session):
+    # The chat fragment, the tree page and the admin count places from the tree read
+    # (storage.branches.sibling_positions); path pages count them in SQL: the same.
+    r1 = session.append_message(user_msg("first root"))
+    a1 = session.append_message(assistant_msg("one"))
+    a2 = session.append_message(assistant_msg("two"), parent_id=r1.id)
+    a3 = session.append_message(assistant_msg("three"), parent_id=r1.id)
+    r2 = session.append_message(user_msg("second root"), root=True)
+    places = sibling_positions(session.get_tree())
+    for leaf in (a1, a2, a3, r2):
+        page = session.get_path_page(leaf.id, limit=10)
+        assert {m.id: places[m.id] for m in page.messages} == page.siblings
+    assert (places[a2.id].index, places[a2.id].count) == (2, 3)
+    assert (places[a2.id].previous_id, places[a2.id].next_id) == (a1.id, a3.id)
+    assert (places[r2.id].index, places[r2.id].previous_id) == (2, r1.id)
+    assert sibling_info([a1.id, a2.id, a3.id], a3.id) == places[a3.id]
+    assert sibling_info([a1.id], a2.id) is None
