@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
-from memory_core.storage import SessionStorage
-
 from .branches import Branches
 from .claims import Claims
 from .dense import Dense
@@ -51,4 +49,6 @@ class OrmStorage(Imported, Overlays, Branches, Claims, Dense):
 
 
 if TYPE_CHECKING:  # mypy checks every member against the engine's Protocol, signatures too
+    from memory_core.storage import SessionStorage
+
     _checked: SessionStorage = OrmStorage()
