@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -73,9 +74,12 @@ def load() -> Load:
 @pytest.fixture
 def workers(transactional_db, tmp_path, redis_url, load):
     env = {"REDIS_URL": redis_url, "ARBOR_DB_POOL_MAX": str(POOL_MAX)}
-    with ExitStack() as stack:
-        yield [stack.enter_context(running_daphne(tmp_path, env=env))
-               for _ in range(load.workers)]
+    with ExitStack() as stack, ThreadPoolExecutor(2) as starting:
+        # Two at a time: each takes seconds to import Django (and must be up within
+        # running_daphne's 30 s on a busy 2-core machine).
+        yield list(starting.map(
+            lambda _: stack.enter_context(running_daphne(tmp_path, env=env)),
+            range(load.workers)))
 
 
 def ws_url(base: str, session_id: str) -> str:
