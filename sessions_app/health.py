@@ -67,6 +67,7 @@ def check_database(timeout: float) -> dict[str, Any]:
         return {"vendor": connection.vendor}
     pool = getattr(connection, "pool", None)
     if pool is not None:
+        pool.open()  # (Django opens it at the first query; a no-op once open)
         with pool.connection(timeout=timeout) as conn:
             _select_one(conn, timeout)
     else:  # no pool (ARBOR_DB_POOL_MAX=0): a connection of its own, like a request's

@@ -118,12 +118,19 @@ def _give_back(conn: Any) -> None:
 
 @contextmanager
 def _pg_lock(name: str) -> Iterator[bool]:
+    conn = None
     try:
         conn = _take()
-        got = bool(conn.execute("SELECT pg_try_advisory_xact_lock(%s)", [key(name)])
-                   .fetchone()[0])
+        # The server's idle_in_transaction_session_timeout, if set, must not end this
+        # transaction (and free the lock) while the job runs on other connections.
+        got = bool(conn.execute(
+            "SELECT pg_try_advisory_xact_lock(%s), "
+            "set_config('idle_in_transaction_session_timeout', '0', true)",
+            [key(name)]).fetchone()[0])
     except Exception:  # noqa: BLE001 - an unreachable database: the job waits its turn
         log.warning("could not take the lock of job %s", name, exc_info=True)
+        if conn is not None:
+            conn.close()
         yield False
         return
     try:
