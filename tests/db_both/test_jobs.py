@@ -203,3 +203,26 @@ def test_a_job_held_elsewhere_is_skipped_by_this_worker(manager, settings, monke
     assert ran == []
     run()
     assert ran == ["prune"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_workers_step_runs_every_job_that_is_due(manager, agent, settings):
+    old = manager.create("old").id
+    manager.append_all(old, [user_msg("from last year")])
+    models.Session.objects.filter(id=old).update(
+        updated_at=timezone.now() - timedelta(days=400))
+    busy = manager.create("busy").id
+    manager.append_all(busy, [user_msg(f"m{i}") for i in range(20)])
+    agent.retention_max_age_days = 30
+    agent.save()
+    settings.ARBOR_EVENT_RETENTION = 3
+
+    upkeep_worker = worker.Worker()
+    upkeep_worker._next = dict.fromkeys(upkeep_worker._next, 0.0)  # every job due now
+    upkeep_worker.step()
+
+    assert not models.Session.objects.filter(id=old).exists()  # retention
+    assert not models.Erasure.objects.filter(purged_at=None).exists()  # the purge after it
+    key = models.Session.objects.get(id=busy).key
+    assert models.SessionEvent.objects.filter(session_id=key).count() == 3  # the outbox
+    assert min(upkeep_worker._next.values()) > time.monotonic() + 1  # each waits its turn
