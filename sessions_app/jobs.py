@@ -32,6 +32,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,10 +60,25 @@ def _thread_lock(name: str) -> threading.Lock:
         return _local.setdefault(name, threading.Lock())
 
 
+COMMAND_WAIT = 60.0  # seconds a management command waits for a job a worker is running
+
+
 @contextmanager
-def exclusive(name: str) -> Iterator[bool]:
+def exclusive(name: str, *, wait: float = 0.0) -> Iterator[bool]:
     """True when this thread now runs `name` alone among every worker of the database;
-    False (at once) when another thread or process holds it."""
+    False when another thread or process holds it (at once, or after trying for `wait`
+    seconds)."""
+    deadline = time.monotonic() + wait
+    while True:
+        with _attempt(name) as mine:
+            if mine or time.monotonic() >= deadline:
+                yield mine
+                return
+        time.sleep(0.2)
+
+
+@contextmanager
+def _attempt(name: str) -> Iterator[bool]:
     local = _thread_lock(name)
     if not local.acquire(blocking=False):
         yield False

@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from sessions_app import jobs, models, upkeep
@@ -226,3 +229,30 @@ def test_a_workers_step_runs_every_job_that_is_due(manager, agent, settings):
     key = models.Session.objects.get(id=busy).key
     assert models.SessionEvent.objects.filter(session_id=key).count() == 3  # the outbox
     assert min(upkeep_worker._next.values()) > time.monotonic() + 1  # each waits its turn
+
+
+def test_the_commands_wait_for_a_worker_running_the_same_job(agent, monkeypatch):
+    monkeypatch.setattr(jobs, "COMMAND_WAIT", 0.3)
+    for command, job in (("apply_retention", "retention"), ("purge", "purge")):
+        with jobs.exclusive(job), pytest.raises(CommandError, match="another process"):
+            call_command(command, stdout=StringIO())
+    call_command("apply_retention", "--dry-run", stdout=StringIO())  # reads only: no lock
+    with jobs.exclusive("retention"):
+        call_command("apply_retention", "--dry-run", stdout=StringIO())
+
+
+def test_exclusive_waits_when_asked(db):
+    released = threading.Event()
+
+    def hold() -> None:
+        with jobs.exclusive("test-job"):
+            released.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    time.sleep(0.2)
+    threading.Timer(0.5, released.set).start()
+    started = time.monotonic()
+    with jobs.exclusive("test-job", wait=5) as mine:
+        assert mine and 0.3 < time.monotonic() - started < 4
+    holder.join()
