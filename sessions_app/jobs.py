@@ -18,7 +18,7 @@ for the block's length:
   holds back no vacuum. A pooled connection cannot hold a session-level lock: the next
   request that borrows it would inherit it.
 - on SQLite (one machine), a POSIX byte-range lock (`fcntl.lockf`) on a file beside the
-  database, `<database>.jobs-lock`: one byte per job name. The kernel drops it when the
+  database, `<database>-jobs-lock`: one byte per job name. The kernel drops it when the
   process dies.
 
 `every_worker(...)` runs periodic jobs in one daemon thread per process (arbor/asgi.py
@@ -178,7 +178,7 @@ def lock_path() -> Path | None:
     db = str(connection.settings_dict["NAME"] or "")
     if not db or db == ":memory:" or "mode=memory" in db:
         return None
-    return Path(db + ".jobs-lock")
+    return Path(db + "-jobs-lock")  # beside -wal and -shm (and ignored like them)
 
 
 def _fd(path: Path) -> int:
