@@ -5,7 +5,8 @@ processes on one database.
         if mine:
             ...  # no other thread or process runs "outbox-prune" until this block ends
 
-`exclusive(name)` never waits: it answers False when someone else holds `name`. It holds,
+`exclusive(name)` does not wait (unless given `wait=` seconds): it answers False when someone
+else holds `name`. It holds,
 for the block's length:
 
 - a lock of this process (a thread of the same process is refused too), and
@@ -21,9 +22,9 @@ for the block's length:
   database, `<database>-jobs-lock`: one byte per job name. The kernel drops it when the
   process dies.
 
-`every_worker(...)` runs periodic jobs in one daemon thread per process (arbor/asgi.py
-starts it through the lifecycle worker); the semantic embedding worker can take the same
-lock (`exclusive("embed")`).
+The periodic jobs (lifecycle/worker.py's PERIODIC, upkeep.py) take these locks; so do
+`manage.py apply_retention` and `purge` (waiting up to COMMAND_WAIT seconds), and any other
+background work can (the embedding worker, say, as `exclusive("embed")`).
 """
 
 from __future__ import annotations
