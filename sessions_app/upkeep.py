@@ -20,29 +20,33 @@ log = logging.getLogger(__name__)
 PRUNE_BATCH = 200  # sessions per transaction
 RETRY_BATCH = 20  # compactions retried per run
 
-# The outbox rows of a batch of sessions that fell out of their session's window (the
-# last `retention` seqs). Both vendors: one index range per session.
-PRUNE_OUTBOX = (
-    "DELETE FROM arbor_session_event WHERE session_key IN ({keys}) AND seq <= "
-    "(SELECT s.event_seq FROM arbor_session s WHERE s.key = arbor_session_event.session_key)"
-    " - %s")
+# A session's outbox rows that fell out of its window (the last `retention` seqs): one
+# index range of the unique (session, seq).
+PRUNE_OUTBOX = "DELETE FROM arbor_session_event WHERE session_key = %s AND seq <= %s"
 
 
 def prune_outbox() -> int:
     """Outbox rows past each session's retention (ARBOR_EVENT_RETENTION), deleted in
-    batches of sessions; how many. Writes prune as they go, every PRUNE_EVERY events; this
-    catches what they leave: up to PRUNE_EVERY rows a session, and every row past a
-    lowered retention."""
+    batches of sessions, one short transaction each; how many. Writes prune as they go,
+    every PRUNE_EVERY events; this catches what they leave: up to PRUNE_EVERY rows a
+    session, and every row past a lowered retention."""
+    from .dialects import current
+
     keep, deleted, after = events.retention(), 0, -1
     while True:
-        keys = list(models.Session.objects.filter(event_seq__gt=keep, key__gt=after)
-                    .order_by("key").values_list("key", flat=True)[:PRUNE_BATCH])
-        if not keys:
-            return deleted
+        batch = list(models.Session.objects.filter(event_seq__gt=keep, key__gt=after)
+                     .order_by("key").values_list("key", "event_seq")[:PRUNE_BATCH])
+        if not batch:
+            break
         with transaction.atomic(), connection.cursor() as cur:
-            cur.execute(PRUNE_OUTBOX.format(keys=", ".join(["%s"] * len(keys))), [*keys, keep])
-            deleted += max(cur.rowcount, 0)
-        after = keys[-1]
+            for key, seq in batch:
+                cur.execute(PRUNE_OUTBOX, [key, seq - keep])
+                deleted += max(cur.rowcount, 0)
+        after = batch[-1][0]
+    if deleted:
+        with connection.cursor() as cur:
+            current().give_back_free_pages(cur)  # SQLite: the file shrinks
+    return deleted
 
 
 def retry_compactions() -> int:
