@@ -101,7 +101,7 @@ def _attempt(name: str) -> Iterator[bool]:
 
 _idle: list[Any] = []  # open lock connections not holding a lock now
 _idle_guard = threading.Lock()
-KEEP_IDLE = 2
+KEEP_IDLE = 1  # lock connections kept open between jobs (README: pool sizing)
 
 
 def _connect() -> Any:
