@@ -1,5 +1,5 @@
-"""Raw DDL in migrations: by database vendor (full-text structures differ), and the two
-table moves migrations 0015, 0017 and 0018 share."""
+"""Raw DDL in migrations: by database vendor (full-text structures differ), and SQLite's
+table rebuild for a column it cannot change in place."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -11,18 +11,6 @@ def per_vendor(statements: dict[str, list[str]]) -> Callable[[Any, Any], None]:
             schema_editor.execute(sql)
 
     return run
-
-
-# How a table names its session, by the column's name: its type and the arbor_session
-# column it names (the id until 0015, the number after).
-SESSION_COLUMNS = {"session_id": ("varchar(36)", "id"), "session_key": ("bigint", "key")}
-
-
-def session_reference(column: str) -> str:
-    """The definition of a column naming a session (session_id or session_key)."""
-    kind, target = SESSION_COLUMNS[column]
-    return (f'"{column}" {kind} NOT NULL REFERENCES "arbor_session" ("{target}") '
-            "DEFERRABLE INITIALLY DEFERRED")
 
 
 def sqlite_rebuild(cur: Any, table: str, create: str, fill: str,
@@ -40,20 +28,3 @@ def sqlite_rebuild(cur: Any, table: str, create: str, fill: str,
     if row is not None:
         cur.execute("UPDATE sqlite_sequence SET seq = max(seq, %s) WHERE name = %s",
                     [row[0], table])
-
-
-def pg_move_session(table: str, old: str, new: str, after: Sequence[str]) -> list[str]:
-    """Postgres: `table` names its session by `new` instead of `old`, filled from
-    arbor_session. Dropping `old` drops its foreign key and the unique pairs and indexes
-    naming it; `after` makes those again on `new`."""
-    kind, target = SESSION_COLUMNS[new]
-    source = SESSION_COLUMNS[old][1]
-    return [
-        f"ALTER TABLE {table} ADD COLUMN {new} {kind}",
-        f"UPDATE {table} t SET {new} = s.{target} FROM arbor_session s WHERE s.{source} = t.{old}",
-        f"ALTER TABLE {table} ALTER COLUMN {new} SET NOT NULL",
-        f"ALTER TABLE {table} DROP COLUMN {old}",
-        f"ALTER TABLE {table} ADD CONSTRAINT {table}_{new}_fk FOREIGN KEY ({new}) "
-        f"REFERENCES arbor_session ({target}) DEFERRABLE INITIALLY DEFERRED",
-        *after,
-    ]

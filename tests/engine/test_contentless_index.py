@@ -135,25 +135,3 @@ def test_a_flush_that_empties_sessions_first_leaves_no_index_rows(manager, monke
     call_command("flush", interactive=False, verbosity=0)
     assert _rows() == 0
     assert _indexed() == Counter()
-
-
-def test_migrating_from_the_stored_bodies_keeps_every_token(manager):
-    session = manager.get_session(manager.create("migrated").id)
-    _exchange(session, "delta")
-    session.append_message(user_msg("the release train leaves on friday"))
-    before = _indexed()
-    call_command("migrate", "sessions_app", "0013", verbosity=0)
-    with connection.cursor() as cur:
-        cur.execute("SELECT count(*) FROM arbor_message_fts WHERE body IS NOT NULL")
-        assert cur.fetchone()[0] == 5  # bodies are stored again
-    call_command("migrate", "sessions_app", verbosity=0)
-    assert _indexed() == before
-    _assert_exact()
-    with connection.cursor() as cur:  # the call's words, told apart from the text's
-        cur.execute("SELECT message_id, search_extra FROM arbor_message "
-                    "WHERE search_extra IS NOT NULL")
-        assert [(i, set(extra.split()) >= {"health", "check", "west"})
-                for i, extra in cur.fetchall()] == [("delta-result", True)]
-    assert "delta-result" in [h.id for h in session.search("health check")]
-    session.delete_messages(["delta-result"])
-    _assert_exact()

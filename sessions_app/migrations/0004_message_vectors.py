@@ -10,7 +10,7 @@ vectors (by trigger), so the cache learns of a delete by one key lookup, not a c
 
 from django.db import migrations, models
 
-from sessions_app.migrations._vendor import per_vendor
+from ._vendor import per_vendor
 
 COLUMNS = """
     message_seq bigint NOT NULL UNIQUE REFERENCES arbor_message (seq) ON DELETE CASCADE,
@@ -66,9 +66,9 @@ POSTGRES_BACKWARD = ["DROP TRIGGER IF EXISTS arbor_message_vector_stale ON arbor
 
 class Migration(migrations.Migration):
 
-    dependencies = [
-        ("sessions_app", "0022_import_sources"),
-    ]
+    replaces = [("sessions_app", "0023_message_vector")]
+
+    dependencies = [("sessions_app", "0003_session_numbers")]
 
     operations = [
         migrations.SeparateDatabaseAndState(
