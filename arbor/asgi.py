@@ -18,9 +18,10 @@ from sessions_app.routing import websocket_application  # noqa: E402
 application = ProtocolTypeRouter({"http": with_mcp(django_asgi_app),
                                   "websocket": websocket_application()})
 
-# Retention policies, purges and erased paths leaving every worker's cache run in the
-# background (sessions_app/lifecycle/worker.py; ARBOR_LIFECYCLE_WORKER=0 leaves them to
-# `manage.py apply_retention` and `manage.py purge`).
+# Background upkeep (sessions_app/lifecycle/worker.py): erased paths leave this worker's
+# cache; retention policies, purges, outbox pruning and compaction retries run in one
+# worker at a time, whichever holds the job's lock (sessions_app/jobs.py).
+# ARBOR_LIFECYCLE_WORKER=0 leaves them to `manage.py apply_retention` and `manage.py purge`.
 from sessions_app.lifecycle import worker as lifecycle_worker  # noqa: E402
 
 lifecycle_worker.start()

@@ -284,6 +284,20 @@ ARBOR_DEMO_STREAM_DELAY = float(os.environ.get("ARBOR_DEMO_STREAM_DELAY", "0.03"
 ARBOR_CONTEXT_WINDOW = int(os.environ["ARBOR_CONTEXT_WINDOW"]) if os.environ.get(
     "ARBOR_CONTEXT_WINDOW", "").strip().isdigit() else None
 
+# Background jobs (sessions_app/lifecycle/worker.py): seconds between a worker's turns at
+# each; with several workers one runs a job at a time (sessions_app/jobs.py).
+ARBOR_RETENTION_EVERY_SECONDS = float(os.environ.get("ARBOR_RETENTION_EVERY_SECONDS", "3600"))
+ARBOR_PURGE_EVERY_SECONDS = float(os.environ.get("ARBOR_PURGE_EVERY_SECONDS", "300"))
+ARBOR_OUTBOX_PRUNE_EVERY_SECONDS = float(os.environ.get("ARBOR_OUTBOX_PRUNE_EVERY_SECONDS",
+                                                        "600"))
+ARBOR_COMPACTION_RETRY_EVERY_SECONDS = float(
+    os.environ.get("ARBOR_COMPACTION_RETRY_EVERY_SECONDS", "60"))
+# The server's sessions compact automatically past this many tokens (unset: never).
+ARBOR_COMPACT_AFTER = int(os.environ["ARBOR_COMPACT_AFTER"]) if os.environ.get(
+    "ARBOR_COMPACT_AFTER", "").strip().isdigit() else None
+# /ready: seconds it waits for the database and for Redis before answering 503.
+ARBOR_READY_TIMEOUT = float(os.environ.get("ARBOR_READY_TIMEOUT", "2"))
+
 # Search by meaning (README "Search"), off by default until it meets its speed and recall
 # targets: "on" is the offline multilingual model unless ARBOR_EMBEDDINGS_URL names an
 # OpenAI-compatible /v1/embeddings endpoint. Read by sessions_app/semantic/config.py only.

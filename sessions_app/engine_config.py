@@ -50,6 +50,7 @@ def config_from_settings() -> SessionConfig:
         events=ChannelsSink(),
         embedder=semantic_config.embedder,
         block_versions=int(getattr(settings, "ARBOR_BLOCK_VERSIONS", DEFAULT_KEEP)),
+        compact_threshold=getattr(settings, "ARBOR_COMPACT_AFTER", None) or None,
     )
 
 

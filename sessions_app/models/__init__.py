@@ -288,17 +288,6 @@ class Erasure(models.Model):
         return f"{self.scope} of {self.session_id or self.agent_id} by {self.by}"
 
 
-class LifecycleLease(models.Model):
-    """When a worker may next run a piece of background upkeep (a policy run, a purge):
-    the worker that moves `next_at` on runs it, the others skip (lifecycle/worker.py)."""
-
-    name = models.CharField(max_length=20, primary_key=True)
-    next_at = models.DateTimeField()
-
-    class Meta:
-        db_table = "arbor_lifecycle_lease"
-
-
 # --- API keys (SPEC §9) -------------------------------------------------------
 
 

@@ -189,6 +189,7 @@ def test_a_request_that_cannot_get_a_connection_in_time_answers_503_with_retry_a
             with httpx.Client(cookies=cookies, timeout=30) as browser:
                 page = browser.get(f"{base}/")
             health = http_get(f"{base}/health", {})
+            ready = http_get(f"{base}/ready", {})
             socket_frame, close_code = asyncio.run(refused_socket(base, session_id, key))
         blocked.join(30)
         after = http_get(f"{api}/history", headers)
@@ -202,7 +203,10 @@ def test_a_request_that_cannot_get_a_connection_in_time_answers_503_with_retry_a
     assert page.status_code == 503 and int(page.headers["retry-after"]) >= 1
     assert page.headers["content-type"].startswith("text/html")
     assert "try again" in page.text.lower()
-    assert health.status_code == 503 and int(health.headers["retry-after"]) >= 1
+    # Alive (liveness touches no database), but not ready for more traffic.
+    assert health.status_code == 200
+    assert ready.status_code == 503 and int(ready.headers["retry-after"]) >= 1
+    assert ready.json()["down"] == ["database"]
     assert socket_frame["type"] == "error" and socket_frame["code"] == "unavailable"
     assert close_code == 4503
     # Once the held connection is back, the worker answers again.

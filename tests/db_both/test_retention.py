@@ -11,11 +11,16 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from sessions_app import models
+from sessions_app import jobs, models
 from sessions_app.lifecycle import retention, worker
 from sessions_app.storage import erasure, path_cache
 from tests.conftest import assistant_msg, user_msg
 
+
+@pytest.fixture(autouse=True)
+def _close_lock_connections():
+    yield
+    jobs.close_connections()  # else the test database cannot be dropped at the end
 
 def _session(manager, name: str, *, days_old: float, messages: int = 2) -> str:
     sid = manager.create(name).id
@@ -102,9 +107,14 @@ def test_a_running_turn_is_left_to_the_next_run(agent, sessions):
     assert "old" in _left(agent) and "ancient" not in _left(agent)
 
 
-def test_only_one_worker_claims_a_run(db):
-    assert worker.claim("retention", 3600)
-    assert not worker.claim("retention", 3600)
+def test_a_policy_run_held_by_another_worker_is_skipped(agent, sessions):
+    agent.retention_max_age_days = 30
+    agent.save()
+    with jobs.exclusive("retention"):
+        assert worker.policy_run() == []
+    assert "ancient" in _left(agent)
+    assert [o.sessions for o in worker.policy_run() if o.sessions]
+    assert "ancient" not in _left(agent)
 
 
 @pytest.mark.django_db(transaction=True)  # the path cache serves reads outside one

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions_app import models
+from sessions_app import jobs, models
 from sessions_app.lifecycle import retention
 from sessions_app.storage import purge
 
@@ -24,7 +24,14 @@ class Command(BaseCommand):
         if agent_id is not None and not models.Agent.objects.filter(id=agent_id).exists():
             raise CommandError(f"agent {agent_id} not found")
         dry = options["dry_run"]
-        outcomes = retention.apply_all(agent_id=agent_id, dry_run=dry)
+        if dry:
+            outcomes = retention.apply_all(agent_id=agent_id, dry_run=True)
+        else:  # not while a worker applies them (it may be deleting the same sessions)
+            with jobs.exclusive("retention", wait=jobs.COMMAND_WAIT) as mine:
+                if not mine:
+                    raise CommandError("another process is applying the retention "
+                                       "policies; try again when it is done")
+                outcomes = retention.apply_all(agent_id=agent_id)
         verb = "would delete" if dry else "deleted"
         for o in outcomes:
             for session_id in o.sessions:

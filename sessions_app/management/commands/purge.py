@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from sessions_app import jobs
 from sessions_app.storage import purge
 
 
@@ -14,5 +15,8 @@ class Command(BaseCommand):
             "truncates the WAL (deleted rows are zeroed by secure_delete); Postgres vacuums.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        done = purge.purge()
+        with jobs.exclusive("purge", wait=jobs.COMMAND_WAIT) as mine:
+            if not mine:
+                raise CommandError("another process is purging; try again when it is done")
+            done = purge.purge()
         self.stdout.write(", ".join(f"{k}: {v}" for k, v in done.items()))
