@@ -200,9 +200,14 @@ class Messages:
         self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None,
         root: bool = False,
     ) -> list[Message]:
+        from . import chains
+
         out: list[Message] = []
         with write_transaction(), hot.cursor() as cur:
             agent_id = lock(cur, session_id)
+            fresh = chains.append(cur, session_id, messages, parent_id=parent_id, root=root)
+            if fresh is not None:  # no id of the chain stored before: one bulk write
+                return fresh
             parent, made = parent_id, False
             for i, new in enumerate(messages):
                 message, status = self._append_locked(
