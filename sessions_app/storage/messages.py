@@ -23,7 +23,7 @@ from memory_core.search import index_tokens
 from .. import dialects
 from ..dialects import Dialect
 from ..lifecycle import erasure
-from . import hot, sql
+from . import bulk, hot, sql
 from .paths import find, leaf
 from .rows import MessageRow, message_scope
 from .versions import VersionRows
@@ -322,32 +322,40 @@ class Messages:
 
     def copy_path(
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,
-        index_from: str | None = None,
+        index_from: str | None = None, updated_at: Any = None,
     ) -> None:
-        """Store messages (parents before children) into a session in one bulk operation,
-        keeping their ids, metadata and created_at. Index rows are copied from session
-        `index_from` (a fork: the same ids live there), else built from the text."""
+        """Store messages (parents before children) into a new session in one bulk
+        operation, keeping their ids, metadata and created_at. Index rows are copied from
+        session `index_from` (a fork: the same ids live there), else built from the text
+        (bulk.insert: a fixed number of statements). updated_at: the session's, else now."""
         d = dialects.current()
         with transaction.atomic(), connection.cursor() as cur:
-            if index_from is not None:
-                cur.execute("SELECT message_id, search_len, search_extra FROM arbor_message "
-                            f"WHERE session_key = {sql.SESSION_KEY}", [index_from])
-                indexed = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
-                rows = []
-                for m in messages:
-                    length, extra = indexed.get(m.id, (0, None))
-                    rows.append(_row(d, session_id, m, None, (), extra, length))
-            else:
-                rows = [_row(d, session_id, m, None, tokens, extra)
-                        for m, (tokens, extra) in zip(messages, _chain_tokens(messages),
-                                                      strict=True)]
+            if index_from is None:
+                ids = {m.id for m in messages}
+                rows = [bulk.BulkRow(
+                    m.id, m.parent_id if m.parent_id in ids else None, m.role,
+                    orjson.dumps(m.parts).decode(), orjson.dumps(m.metadata).decode(),
+                    d.message_time(m.created_at), tokens, extra)
+                    for m, (tokens, extra) in zip(messages, _chain_tokens(messages), strict=True)]
+                if rows:
+                    bulk.insert(cur, d.vendor, session_id, rows, {},
+                                stamp=d.db_datetime(d.to_datetime(updated_at or now())),
+                                branched=bulk.branches(rows, False, False))
+                return
+            cur.execute("SELECT message_id, search_len, search_extra FROM arbor_message "
+                        f"WHERE session_key = {sql.SESSION_KEY}", [index_from])
+            indexed = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
+            copies = []
+            for m in messages:
+                length, extra = indexed.get(m.id, (0, None))
+                copies.append(_row(d, session_id, m, None, (), extra, length))
             scope = message_scope(session_id, agent_id)
-            d.insert_messages(cur, rows, None if index_from is not None else scope)
+            d.insert_messages(cur, copies, None)
             cur.execute(sql.MARK_BRANCHED, [session_id])
-            if index_from is not None:
-                d.copy_index(cur, source_session=index_from, target_session=session_id,
-                             scope=scope)
-            d.count(cur, session_id, messages=len(rows), tokens=sum(r.search_len for r in rows))
+            d.copy_index(cur, source_session=index_from, target_session=session_id,
+                         scope=scope)
+            d.count(cur, session_id, messages=len(copies),
+                    tokens=sum(r.search_len for r in copies))
 
 
 def _chain_tokens(messages: Sequence[Message]) -> list[tuple[list[str], str | None]]:

@@ -202,10 +202,10 @@ class Registry:
                                     removed=removed)
                 for i, (label, spec, removed) in enumerate(snapshot.blocks)
             ])
-            self.messages.copy_path(session_id, agent_id, snapshot.messages)
+            # (The copy counts the messages and sets the snapshot's updated_at.)
+            self.messages.copy_path(session_id, agent_id, snapshot.messages,
+                                    updated_at=snapshot.updated_at)
             self._restore_views(session_id, snapshot)
-            # The copy counted the messages and touched the row; the snapshot's time wins.
-            models.Session.objects.filter(id=session_id).update(updated_at=snapshot.updated_at)
         info = self.get_session(agent_id, session_id)
         assert info is not None
         return info
