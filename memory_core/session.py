@@ -168,8 +168,12 @@ class Session(ContextMethods):
             for i, message in enumerate(stored):
                 self._appended(message, under=parent if i == 0 else None, root=root and i == 0,
                                into=events)
-            sink = self.config.events
-            getattr(sink, "emit_many", lambda es: [sink.emit(e) for e in es])(events)
+            many = getattr(self.config.events, "emit_many", None)
+            if many is not None:
+                many(events)
+            else:
+                for event in events:
+                    self.config.events.emit(event)
         self._after_append(stored[-1] if stored else None)
         return stored
 

@@ -329,7 +329,7 @@ class Messages:
         session `index_from` (a fork: the same ids live there), else built from the text
         (bulk.insert: a fixed number of statements). updated_at: the session's, else now."""
         d = dialects.current()
-        with transaction.atomic(), connection.cursor() as cur:
+        with transaction.atomic(savepoint=False), connection.cursor() as cur:
             if index_from is None:
                 ids = {m.id for m in messages}
                 rows = [bulk.BulkRow(

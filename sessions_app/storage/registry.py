@@ -156,7 +156,7 @@ class Registry:
         source = self.get_session(agent_id, session_id)
         if source is None:
             raise NotFound(f"session {session_id} not found")
-        with transaction.atomic():
+        with transaction.atomic(savepoint=False):
             path, overlays, _ = self.paths.path(session_id, at_message_id, with_overlays=True)
             stamp = now()
             target = models.Session.objects.create(
@@ -183,7 +183,7 @@ class Registry:
         return info
 
     def restore_session(self, agent_id: str, snapshot: SessionSnapshot) -> SessionInfo:
-        with transaction.atomic():
+        with transaction.atomic(savepoint=False):
             session_id = snapshot.id
             if models.Session.objects.filter(id=session_id).exists():
                 session_id = models.uuid_str()  # ids are global: another copy is here
