@@ -21,7 +21,6 @@ from memory_core.messages import Message, NewMessage, now, tool_calls_in
 from memory_core.search import index_tokens
 
 from .. import dialects
-from ..dialects import Dialect
 from ..lifecycle import erasure
 from . import bulk, hot, sql
 from .paths import find, leaf
@@ -96,20 +95,6 @@ def _tokens(cur: Any, new: NewMessage, parent_seq: int | None) -> tuple[list[str
 
 def _with_extra(tokens: list[str], extra: list[str]) -> tuple[list[str], str | None]:
     return (tokens + extra, " ".join(extra)) if extra else (tokens, None)
-
-
-def _row(
-    d: Dialect, session_id: str, message: Message, parent_seq: int | None,
-    tokens: Sequence[str], extra: str | None, search_len: int | None = None,
-) -> MessageRow:
-    return MessageRow(
-        session_id=session_id, message_id=message.id, parent_seq=parent_seq,
-        parent_id=message.parent_id, role=message.role,
-        parts=orjson.dumps(message.parts).decode(),
-        metadata=orjson.dumps(message.metadata).decode(),
-        created_at=d.message_time(message.created_at), tokens=tokens,
-        search_len=len(tokens) if search_len is None else search_len, search_extra=extra,
-    )
 
 
 def _raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
@@ -324,38 +309,33 @@ class Messages:
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,
         index_from: str | None = None, updated_at: Any = None,
     ) -> None:
-        """Store messages (parents before children) into a new session in one bulk
-        operation, keeping their ids, metadata and created_at. Index rows are copied from
-        session `index_from` (a fork: the same ids live there), else built from the text
-        (bulk.insert: a fixed number of statements). updated_at: the session's, else now."""
+        """Store messages (parents before children) into a new session in one bulk write
+        (bulk.insert: a fixed number of statements), keeping their ids, metadata and
+        created_at. Index tokens are built from the text, with the extra tokens (a tool
+        result's call) of session `index_from` (a fork: the same ids live there), else
+        found among the messages' ancestors. updated_at: the session's, else now."""
+        if not messages:
+            return
         d = dialects.current()
         with transaction.atomic(savepoint=False), connection.cursor() as cur:
-            if index_from is None:
-                ids = {m.id for m in messages}
-                rows = [bulk.BulkRow(
-                    m.id, m.parent_id if m.parent_id in ids else None, m.role,
-                    orjson.dumps(m.parts).decode(), orjson.dumps(m.metadata).decode(),
-                    d.message_time(m.created_at), tokens, extra)
-                    for m, (tokens, extra) in zip(messages, _chain_tokens(messages), strict=True)]
-                if rows:
-                    bulk.insert(cur, d.vendor, session_id, rows, {},
-                                stamp=d.db_datetime(d.to_datetime(updated_at or now())),
-                                branched=bulk.branches(rows, False, False))
-                return
-            cur.execute("SELECT message_id, search_len, search_extra FROM arbor_message "
-                        f"WHERE session_key = {sql.SESSION_KEY}", [index_from])
-            indexed = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
-            copies = []
-            for m in messages:
-                length, extra = indexed.get(m.id, (0, None))
-                copies.append(_row(d, session_id, m, None, (), extra, length))
-            scope = message_scope(session_id, agent_id)
-            d.insert_messages(cur, copies, None)
-            cur.execute(sql.MARK_BRANCHED, [session_id])
-            d.copy_index(cur, source_session=index_from, target_session=session_id,
-                         scope=scope)
-            d.count(cur, session_id, messages=len(copies),
-                    tokens=sum(r.search_len for r in copies))
+            if index_from is not None:
+                cur.execute("SELECT message_id, search_extra FROM arbor_message "
+                            f"WHERE session_key = {sql.SESSION_KEY} "
+                            "AND search_extra IS NOT NULL", [index_from])
+                extras = dict(cur.fetchall())
+                tokens = [_with_extra(index_tokens(m.text), extras[m.id].split())
+                          if m.id in extras else (index_tokens(m.text), None) for m in messages]
+            else:
+                tokens = _chain_tokens(messages)
+            ids = {m.id for m in messages}
+            rows = [bulk.BulkRow(
+                m.id, m.parent_id if m.parent_id in ids else None, m.role,
+                orjson.dumps(m.parts).decode(), orjson.dumps(m.metadata).decode(),
+                d.message_time(m.created_at), words, extra)
+                for m, (words, extra) in zip(messages, tokens, strict=True)]
+            bulk.insert(cur, d.vendor, session_id, rows, {},
+                        stamp=d.db_datetime(d.to_datetime(updated_at or now())),
+                        branched=bulk.branches(rows, False, False))
 
 
 def _chain_tokens(messages: Sequence[Message]) -> list[tuple[list[str], str | None]]:
