@@ -23,7 +23,7 @@ from memory_core.search import index_tokens
 from .. import dialects
 from ..lifecycle import erasure
 from . import bulk, hot, sql
-from .paths import find, leaf
+from .paths import _no_gc, find, leaf  # (bulk writes: the GC paused as for long reads)
 from .rows import MessageRow, message_scope
 from .versions import VersionRows
 
@@ -188,7 +188,7 @@ class Messages:
         from . import chains
 
         out: list[Message] = []
-        with write_transaction(), hot.cursor() as cur:
+        with write_transaction(), hot.cursor() as cur, _no_gc():
             agent_id = lock(cur, session_id)
             fresh = chains.append(cur, session_id, messages, parent_id=parent_id, root=root)
             if fresh is not None:  # no id of the chain stored before: one bulk write
@@ -317,7 +317,7 @@ class Messages:
         if not messages:
             return
         d = dialects.current()
-        with transaction.atomic(savepoint=False), connection.cursor() as cur:
+        with transaction.atomic(savepoint=False), connection.cursor() as cur, _no_gc():
             if index_from is not None:
                 cur.execute("SELECT message_id, search_extra FROM arbor_message "
                             f"WHERE session_key = {sql.SESSION_KEY} "
