@@ -1,7 +1,7 @@
 """A throwaway database for one benchmark run, so the developer's data is never touched.
 
 SQLite: a new temporary file. PostgreSQL (when DATABASE_URL names it): a database
-`arbor_bench` on the same server, dropped at the end.
+`arbor_bench` (or ARBOR_BENCH_DB) on the same server, dropped at the end.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
-BENCH_DB = "arbor_bench"
+BENCH_DB = os.environ.get("ARBOR_BENCH_DB", "arbor_bench")  # one per concurrent run
 
 
 def _sqlite() -> tuple[str, Callable[[], None]]:

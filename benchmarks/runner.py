@@ -13,7 +13,7 @@ from django.db import connection
 from memory_core import SessionManager
 from sessions_app.models import Agent
 
-from . import cases, drift, extras, live, ui
+from . import bulk, cases, drift, extras, live, ui
 from .baseline import Baseline
 from .cases import Bench, Sizes
 from .memory import memory
@@ -80,6 +80,9 @@ def run(
         results += extras.compaction(bench)
         step("JSON API: append and history over HTTP")
         results += extras.http(bench)
+        step(f"bulk loads: {sizes.appends:,} messages each way")
+        results += bulk.run(SessionManager.for_agent(corpus_agent), bench.corpus.conversation,
+                            sizes.appends, progress, rounds=min(3, sizes.rounds))
         step("chat page: a long session beside a short one")
         results += ui.chat_page(bench)
         step("live events: WebSocket subscribers and fan-out")

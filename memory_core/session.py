@@ -86,13 +86,20 @@ class Session(ContextMethods):
         with self.writing("session.status", {"status": status}):
             self.storage.set_status(self.id, status)
 
-    def _appended(self, stored: Message, *, under: str | None, root: bool = False) -> None:
+    def _appended(self, stored: Message, *, under: str | None, root: bool = False,
+                  into: list[Event] | None = None) -> None:
         """message.appended, and branch.created when it is not its parent's first child or
         the first root (only possible under an explicit parent or as a new root: the
-        latest leaf has no children)."""
-        self.emit("message.appended", {"message": stored.to_dict(), "parent_id": stored.parent_id})
+        latest leaf has no children). into: collected there, not emitted."""
+        events = into if into is not None else []
+        events.append(Event("message.appended", self.id,
+                            {"message": stored.to_dict(), "parent_id": stored.parent_id}))
         if (under is not None or root) and self.storage.is_branch(self.id, stored):
-            self.emit("branch.created", {"message_id": stored.id, "parent_id": stored.parent_id})
+            events.append(Event("branch.created", self.id,
+                                {"message_id": stored.id, "parent_id": stored.parent_id}))
+        if into is None:
+            for event in events:
+                self.config.events.emit(event)
 
     # ------------------------------------------------------------------ writes
     def _prepare(self, message: MessageInput) -> NewMessage:
@@ -157,8 +164,16 @@ class Session(ContextMethods):
         parent = parent_choice(parent_id, root)
         with self.storage.transaction():
             stored = self.storage.append_chain(self.id, prepared, parent_id=parent, root=root)
+            events: list[Event] = []  # stored at once by a sink that can (Django's)
             for i, message in enumerate(stored):
-                self._appended(message, under=parent if i == 0 else None, root=root and i == 0)
+                self._appended(message, under=parent if i == 0 else None, root=root and i == 0,
+                               into=events)
+            many = getattr(self.config.events, "emit_many", None)
+            if many is not None:
+                many(events)
+            else:
+                for event in events:
+                    self.config.events.emit(event)
         self._after_append(stored[-1] if stored else None)
         return stored
 

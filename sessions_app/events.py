@@ -15,6 +15,7 @@ still published.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -236,6 +237,31 @@ class ChannelsSink:
             return
         # Rolled-back writes announce nothing; listeners that re-read find the row.
         transaction.on_commit(partial(publish, frame_of(event, seq)), robust=True)
+
+    def emit_many(self, events: list[Event]) -> None:
+        """A bulk write's events of one session, stored with one statement
+        (events_bulk.py), published after the commit in order."""
+        if len(events) < 2 or any(e.ephemeral or e.session_id != events[0].session_id
+                                  for e in events):
+            for event in events:
+                self.emit(event)
+            return
+        from . import dialects, events_bulk
+        from .storage import hot, sql
+
+        d = dialects.current()
+        held = contextlib.nullcontext() if connection.in_atomic_block else transaction.atomic()
+        with held, hot.cursor() as cur:
+            seqs = events_bulk.store(cur, d.vendor, events[0].session_id, events,
+                                     lambda e: _json(_by_reference(e)),
+                                     d.db_datetime(events_bulk.now_utc()))
+            upto = seqs and events_bulk.prune_up_to(seqs, PRUNE_EVERY, retention())
+            if upto:
+                cur.execute(sql.PRUNE_EVENTS, [events[0].session_id, upto])
+                d.give_back_free_pages(cur)
+        if seqs is not None:
+            frames = [frame_of(e, s) for e, s in zip(events, seqs, strict=True)]
+            transaction.on_commit(lambda: [publish(f) for f in frames], robust=True)
 
     def _store(self, event: Event) -> int | None:
         from . import dialects  # (imported late: dialects imports the storage)

@@ -32,7 +32,7 @@ class Imported(Registry):
         templates = specs_from_templates(self.agent_templates(agent_id))
         snapshot = replace(snapshot, blocks=[(t.label, t.stored(), False) for t in templates])
         try:
-            with transaction.atomic():
+            with transaction.atomic(savepoint=False):  # (no savepoint: an error undoes the whole import)
                 info = self.restore_session(agent_id, snapshot)
                 models.ImportSource.objects.create(
                     agent_id=agent_id, session_id=info.id, source_format=source_format,

@@ -21,9 +21,13 @@ from memory_core.messages import Message, NewMessage, now, tool_calls_in
 from memory_core.search import index_tokens
 
 from .. import dialects
-from ..dialects import Dialect
-from . import erasure, hot, sql
-from .paths import find, leaf
+from . import bulk, erasure, hot, sql
+from .paths import (  # (bulk writes: the GC paused as for long reads)
+    _no_gc,
+    find,
+    leaf,
+    raise_missing_parent,
+)
 from .rows import MessageRow, message_scope
 from .versions import VersionRows
 
@@ -97,34 +101,6 @@ def _with_extra(tokens: list[str], extra: list[str]) -> tuple[list[str], str | N
     return (tokens + extra, " ".join(extra)) if extra else (tokens, None)
 
 
-def _row(
-    d: Dialect, session_id: str, message: Message, parent_seq: int | None,
-    tokens: Sequence[str], extra: str | None, search_len: int | None = None,
-) -> MessageRow:
-    return MessageRow(
-        session_id=session_id, message_id=message.id, parent_seq=parent_seq,
-        parent_id=message.parent_id, role=message.role,
-        parts=orjson.dumps(message.parts).decode(),
-        metadata=orjson.dumps(message.metadata).decode(),
-        created_at=d.message_time(message.created_at), tokens=tokens,
-        search_len=len(tokens) if search_len is None else search_len, search_extra=extra,
-    )
-
-
-def _raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
-    # A parent in a sibling session is a conflict; anything else (including another
-    # tenant's message) is simply not found, so ids of others leak nothing.
-    cur.execute(
-        "SELECT 1 FROM arbor_message m JOIN arbor_session s ON s.key = m.session_key "
-        "WHERE m.message_id = %s AND s.id <> %s AND s.agent_id = "
-        "(SELECT agent_id FROM arbor_session WHERE id = %s) LIMIT 1",
-        [parent_id, session_id, session_id],
-    )
-    if cur.fetchone() is not None:
-        raise Conflict(f"parent message {parent_id} belongs to another session")
-    raise NotFound(f"parent message {parent_id} not found in session {session_id}")
-
-
 class Messages(VersionRows):
     """The write half of the message storage; deletes mark the block versions their
     messages wrote (VersionRows)."""
@@ -173,7 +149,7 @@ class Messages(VersionRows):
         parent = None if root else current
         if parent_id is not None:
             if parent_id not in found:
-                _raise_missing_parent(cur, session_id, parent_id)
+                raise_missing_parent(cur, session_id, parent_id)
             parent = (found[parent_id][0], parent_id)
             if not new_parent:
                 cur.execute(sql.MARK_BRANCH_UNDER, [session_id, parent[0]])
@@ -197,9 +173,14 @@ class Messages(VersionRows):
         self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None,
         root: bool = False,
     ) -> list[Message]:
+        from . import chains
+
         out: list[Message] = []
-        with write_transaction(), hot.cursor() as cur:
+        with write_transaction(), hot.cursor() as cur, _no_gc():
             agent_id = lock(cur, session_id)
+            fresh = chains.append(cur, session_id, messages, parent_id=parent_id, root=root)
+            if fresh is not None:  # no id of the chain stored before: one bulk write
+                return fresh
             parent, made = parent_id, False
             for i, new in enumerate(messages):
                 message, status = self._append_locked(
@@ -314,32 +295,35 @@ class Messages(VersionRows):
 
     def copy_path(
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,
-        index_from: str | None = None,
+        index_from: str | None = None, updated_at: Any = None,
     ) -> None:
-        """Store messages (parents before children) into a session in one bulk operation,
-        keeping their ids, metadata and created_at. Index rows are copied from session
-        `index_from` (a fork: the same ids live there), else built from the text."""
+        """Store messages (parents before children) into a new session in one bulk write
+        (bulk.insert: a fixed number of statements), keeping their ids, metadata and
+        created_at. Index tokens are built from the text, with the extra tokens (a tool
+        result's call) of session `index_from` (a fork: the same ids live there), else
+        found among the messages' ancestors. updated_at: the session's, else now."""
+        if not messages:
+            return
         d = dialects.current()
-        with transaction.atomic(), connection.cursor() as cur:
+        with transaction.atomic(savepoint=False), connection.cursor() as cur, _no_gc():
             if index_from is not None:
-                cur.execute("SELECT message_id, search_len, search_extra FROM arbor_message "
-                            f"WHERE session_key = {sql.SESSION_KEY}", [index_from])
-                indexed = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
-                rows = []
-                for m in messages:
-                    length, extra = indexed.get(m.id, (0, None))
-                    rows.append(_row(d, session_id, m, None, (), extra, length))
+                cur.execute("SELECT message_id, search_extra FROM arbor_message "
+                            f"WHERE session_key = {sql.SESSION_KEY} "
+                            "AND search_extra IS NOT NULL", [index_from])
+                extras = dict(cur.fetchall())
+                tokens = [_with_extra(index_tokens(m.text), extras[m.id].split())
+                          if m.id in extras else (index_tokens(m.text), None) for m in messages]
             else:
-                rows = [_row(d, session_id, m, None, tokens, extra)
-                        for m, (tokens, extra) in zip(messages, _chain_tokens(messages),
-                                                      strict=True)]
-            scope = message_scope(session_id, agent_id)
-            d.insert_messages(cur, rows, None if index_from is not None else scope)
-            cur.execute(sql.MARK_BRANCHED, [session_id])
-            if index_from is not None:
-                d.copy_index(cur, source_session=index_from, target_session=session_id,
-                             scope=scope)
-            d.count(cur, session_id, messages=len(rows), tokens=sum(r.search_len for r in rows))
+                tokens = _chain_tokens(messages)
+            ids = {m.id for m in messages}
+            rows = [bulk.BulkRow(
+                m.id, m.parent_id if m.parent_id in ids else None, m.role,
+                orjson.dumps(m.parts).decode(), orjson.dumps(m.metadata).decode(),
+                d.message_time(m.created_at), words, extra)
+                for m, (words, extra) in zip(messages, tokens, strict=True)]
+            bulk.insert(cur, d.vendor, session_id, rows, {},
+                        stamp=d.db_datetime(d.to_datetime(updated_at or now())),
+                        branched=bulk.branches(rows, False, False))
 
 
 def _chain_tokens(messages: Sequence[Message]) -> list[tuple[list[str], str | None]]:

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 from django.db import connection
 
-from memory_core.errors import NotFound
+from memory_core.errors import Conflict, NotFound
 from memory_core.messages import Message, project_text
 from memory_core.search import SearchHit
 from memory_core.storage import EncodedPath
@@ -261,3 +261,17 @@ class Paths:
                       i, round(float(r[5]), 6))
             for i, r in enumerate(rows, start=1)
         ]
+
+
+def raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
+    # A parent in a sibling session is a conflict; anything else (including another
+    # tenant's message) is simply not found, so ids of others leak nothing.
+    cur.execute(
+        "SELECT 1 FROM arbor_message m JOIN arbor_session s ON s.key = m.session_key "
+        "WHERE m.message_id = %s AND s.id <> %s AND s.agent_id = "
+        "(SELECT agent_id FROM arbor_session WHERE id = %s) LIMIT 1",
+        [parent_id, session_id, session_id],
+    )
+    if cur.fetchone() is not None:
+        raise Conflict(f"parent message {parent_id} belongs to another session")
+    raise NotFound(f"parent message {parent_id} not found in session {session_id}")

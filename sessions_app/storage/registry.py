@@ -151,7 +151,7 @@ class Registry(Paths, Messages, ContextRows):
         source = self.get_session(agent_id, session_id)
         if source is None:
             raise NotFound(f"session {session_id} not found")
-        with transaction.atomic():
+        with transaction.atomic(savepoint=False):
             path, overlays, _ = self.path(session_id, at_message_id, with_overlays=True)
             stamp = now()
             target = models.Session.objects.create(
@@ -178,15 +178,18 @@ class Registry(Paths, Messages, ContextRows):
         return info
 
     def restore_session(self, agent_id: str, snapshot: SessionSnapshot) -> SessionInfo:
-        with transaction.atomic():
-            session_id = snapshot.id
-            if models.Session.objects.filter(id=session_id).exists():
-                session_id = models.uuid_str()  # ids are global: another copy is here
+        with transaction.atomic(savepoint=False), connection.cursor() as cur:
+            # Whether the id is taken, and the new row's number, in one statement (the
+            # row then saves without a transaction of its own: see Session.save).
+            cur.execute("SELECT EXISTS (SELECT 1 FROM arbor_session WHERE id = %s), "
+                        f"({models.NEXT_SESSION_KEY[connection.vendor]})", [snapshot.id])
+            taken, key = cur.fetchone()
+            session_id = models.uuid_str() if taken else snapshot.id  # ids are global
             parent = snapshot.parent_session_id
             if parent and not self._sessions(agent_id).filter(id=parent).exists():
                 parent = None
             models.Session.objects.create(
-                id=session_id, agent_id=agent_id, name=snapshot.name, parent_session_id=parent,
+                key=int(key), id=session_id, agent_id=agent_id, name=snapshot.name, parent_session_id=parent,
                 model=snapshot.model, source=snapshot.source, end_reason=snapshot.end_reason,
                 input_tokens=snapshot.input_tokens, output_tokens=snapshot.output_tokens,
                 estimated_cost=snapshot.estimated_cost, created_at=snapshot.created_at,
@@ -197,10 +200,10 @@ class Registry(Paths, Messages, ContextRows):
                                     removed=removed)
                 for i, (label, spec, removed) in enumerate(snapshot.blocks)
             ])
-            self.copy_path(session_id, agent_id, snapshot.messages)
+            # (The copy counts the messages and sets the snapshot's updated_at.)
+            self.copy_path(session_id, agent_id, snapshot.messages,
+                           updated_at=snapshot.updated_at)
             self._restore_views(session_id, snapshot)
-            # The copy counted the messages and touched the row; the snapshot's time wins.
-            models.Session.objects.filter(id=session_id).update(updated_at=snapshot.updated_at)
         info = self.get_session(agent_id, session_id)
         assert info is not None
         return info
