@@ -65,7 +65,7 @@ def qmark(statement: str) -> str:
 
 def appended_event(prepared: Prepared) -> str:
     """The outbox row's data of message.appended, as the sink stores it (the message by
-    reference, its parent with it: sessions_app.events)."""
+    reference, its parent with it: sessions_app.live.events)."""
     return orjson.dumps({"message_ref": prepared[0]}).decode()
 
 

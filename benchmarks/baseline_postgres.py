@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from sessions_app import events
+from sessions_app.live import events
 from sessions_app.storage import sql
 
 from .baseline import (
@@ -38,7 +38,7 @@ _MAX_POSITIONS = 256
 _LOCK = sql.LOCK_SESSION
 _LEAF = sql.LEAF
 _INSERT = sql.INSERT_COUNTED
-# The event each append emits: its outbox row, numbered by the same statement (events.py).
+# The event each append emits: its outbox row, numbered by the same statement (live/events.py).
 _INSERT_EVENT = events.INSERT_EVENT["postgresql"]
 _PATH_TO_ID = sql.READ_TO_ID["postgresql"]
 _PATH_TO_LATEST = sql.READ_TO_LATEST["postgresql"]

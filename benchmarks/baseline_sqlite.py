@@ -15,7 +15,7 @@ import tempfile
 from datetime import UTC, datetime
 from typing import Any
 
-from sessions_app import events
+from sessions_app.live import events
 from sessions_app.message_time import to_micros
 from sessions_app.sqlite_index import search_body
 from sessions_app.storage import sql
@@ -42,7 +42,7 @@ _LEAF = qmark(sql.LEAF)
 _COUNT = qmark(sql.COUNT)
 _INSERT = qmark(sql.INSERT_MESSAGE)
 _INDEX = qmark(sql.INSERT_FTS)
-# The event each append emits: its outbox row, numbered by the same statement (events.py).
+# The event each append emits: its outbox row, numbered by the same statement (live/events.py).
 _INSERT_EVENT = qmark(events.INSERT_EVENT["sqlite"])
 _PATH_TO_ID = qmark(sql.READ_TO_ID["sqlite"])
 _ID_ANCHOR = qmark(sql.ID_ANCHOR)

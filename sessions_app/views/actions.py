@@ -1,6 +1,6 @@
 """What a person does to a conversation: send, edit, branch, regenerate, fork, stop.
 
-Turns run in the background (`turns.py`); the request answers 202 at once and the page
+Turns run in the background (`live/turns.py`); the request answers 202 at once and the page
 follows the answer through live events. The engine claims the session in the request
 (memory_core/busy.py), so a second turn while one runs is refused (409) here as at every
 other door; the page disables those actions meanwhile.
@@ -20,7 +20,8 @@ from django.views.decorators.http import require_POST
 from memory_core import Conflict, InvalidInput, Message, NotFound, Session, busy
 from memory_core.limits import MAX_NAME
 
-from .. import access, turns
+from .. import access
+from ..live import turns
 from .chat import message_context
 from .common import go, session_or_404, session_row_or_404
 

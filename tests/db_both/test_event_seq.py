@@ -9,8 +9,8 @@ import pytest
 from django.test import override_settings
 
 from memory_core import Conflict, SessionManager
-from sessions_app import events as sink_module
-from sessions_app.events import events_after, session_group
+from sessions_app.live import events as sink_module
+from sessions_app.live.events import events_after, session_group
 from sessions_app.models import SessionEvent
 from tests.conftest import assistant_msg, session_key, user_msg
 from tests.db_both.test_concurrent_appends import run_threads

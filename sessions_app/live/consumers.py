@@ -30,9 +30,9 @@ from django.db import OperationalError
 
 from memory_core import NotFound
 
-from . import db_pool, models
-from .access import session_row_for
-from .auth import Principal, principal_for_key
+from .. import db_pool, models
+from ..access import session_row_for
+from ..auth import Principal, principal_for_key
 from .events import events_after
 from .fanout import hub
 

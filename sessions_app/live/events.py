@@ -238,8 +238,8 @@ class ChannelsSink:
         transaction.on_commit(partial(publish, frame_of(event, seq)), robust=True)
 
     def _store(self, event: Event) -> int | None:
-        from . import dialects  # (imported late: dialects imports the storage)
-        from .storage import hot, sql
+        from .. import dialects  # (imported late: dialects imports the storage)
+        from ..storage import hot, sql
 
         d = dialects.current()
         with hot.cursor() as cur:
@@ -288,8 +288,8 @@ def _json(data: Any) -> str:
 def events_after(session_id: str, after_seq: int) -> list[dict[str, Any]] | None:
     """The stored frames of a session with seq > after_seq, in seq order; None when some
     of them are gone (pruned past the retention, or the session itself): resync."""
-    from .models import Session, SessionEvent
-    from .storage.paths import find
+    from ..models import Session, SessionEvent
+    from ..storage.paths import find
 
     found = Session.objects.filter(id=session_id).values_list("event_seq", "key").first()
     if found is None:
