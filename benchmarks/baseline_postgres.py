@@ -16,8 +16,7 @@ from typing import Any
 
 import psycopg
 
-from sessions_app.live import events
-from sessions_app.storage import sql
+from sessions_app.storage import outbox, sql
 
 from .baseline import (
     Traced,
@@ -38,8 +37,8 @@ _MAX_POSITIONS = 256
 _LOCK = sql.LOCK_SESSION
 _LEAF = sql.LEAF
 _INSERT = sql.INSERT_COUNTED
-# The event each append emits: its outbox row, numbered by the same statement (live/events.py).
-_INSERT_EVENT = events.INSERT_EVENT["postgresql"]
+# The event each append emits: its outbox row, numbered by the same statement (storage/outbox.py).
+_INSERT_EVENT = outbox.INSERT_EVENT["postgresql"]
 _PATH_TO_ID = sql.READ_TO_ID["postgresql"]
 _PATH_TO_LATEST = sql.READ_TO_LATEST["postgresql"]
 # Compaction overlays and unloaded skills of the session, read with every path.
@@ -166,7 +165,7 @@ class RawPostgres(Traced):
             cur.execute(_LEAF, (session_id,))
             parent = cur.fetchone()
             self._insert(cur, session_id, agent_id, parent, prepared)
-            cur.execute(_INSERT_EVENT, events.insert_event_params(
+            cur.execute(_INSERT_EVENT, outbox.insert_event_params(
                 "postgresql", session_id, "message.appended",
                 appended_event(prepared),
                 datetime.now(UTC),

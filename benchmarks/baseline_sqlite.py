@@ -15,10 +15,9 @@ import tempfile
 from datetime import UTC, datetime
 from typing import Any
 
-from sessions_app.live import events
 from sessions_app.message_time import to_micros
 from sessions_app.sqlite_index import search_body
-from sessions_app.storage import sql
+from sessions_app.storage import outbox, sql
 
 from .baseline import (
     Traced,
@@ -42,8 +41,8 @@ _LEAF = qmark(sql.LEAF)
 _COUNT = qmark(sql.COUNT)
 _INSERT = qmark(sql.INSERT_MESSAGE)
 _INDEX = qmark(sql.INSERT_FTS)
-# The event each append emits: its outbox row, numbered by the same statement (live/events.py).
-_INSERT_EVENT = qmark(events.INSERT_EVENT["sqlite"])
+# The event each append emits: its outbox row, numbered by the same statement (storage/outbox.py).
+_INSERT_EVENT = qmark(outbox.INSERT_EVENT["sqlite"])
 _PATH_TO_ID = qmark(sql.READ_TO_ID["sqlite"])
 _ID_ANCHOR = qmark(sql.ID_ANCHOR)
 _PATH_TO_LATEST = qmark(sql.READ_TO_LATEST["sqlite"])
@@ -130,7 +129,7 @@ class RawSqlite(Traced):
             parent = cur.fetchone()
             prepared = prepare(message)
             _, mid = self._insert(cur, session_id, parent, message, prepared)
-            cur.execute(_INSERT_EVENT, events.insert_event_params(
+            cur.execute(_INSERT_EVENT, outbox.insert_event_params(
                 "sqlite", session_id, "message.appended",
                 appended_event(prepared),
                 _stamp(datetime.now(UTC)),

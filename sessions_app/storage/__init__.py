@@ -14,6 +14,7 @@ need when built (no mixins calling each other through `self`):
 - sql.py       statement text, shared with the benchmarks' baselines
 - dense.py     search by meaning: the messages nearest a question (vectors.py, vector_index.py)
 - rows.py      the message row to write and the search scope tokens (vendor-neutral)
+- outbox.py    the live-event outbox: number, store and prune events, read them back
 
 Where the SQL differs by vendor, sessions_app/dialects.py owns the whole operation.
 """
@@ -77,7 +78,7 @@ class OrmStorage:
         connection.close()
 
     def transaction(self) -> Any:
-        """The engine's write and the events it emits commit together (events.py)."""
+        """The engine's write and the events it emits commit together (live/events.py, outbox.py)."""
         return engine_transaction()
 
     def set_status(self, session_id: str, status: str) -> None:
