@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import busy
 from .compaction import truncate_older_messages
 from .errors import InvalidInput, NotFound
+from .events import USAGE_FIELDS, message_delta, session_updated
 from .inputs import parent_choice
 from .llm.factory import default_llm
 from .messages import Message, new_id
@@ -291,9 +292,7 @@ def session_usage(session: SessionHost, usage: Any) -> None:
         info = session.storage.add_usage(
             session.agent_id, session.id, input_tokens=int(usage.input_tokens),
             output_tokens=int(usage.output_tokens), cost=float(usage.cost))
-        session.emit("session.updated", {"input_tokens": info.input_tokens,
-                                         "output_tokens": info.output_tokens,
-                                         "estimated_cost": info.estimated_cost})
+        session.emit(session_updated(info, USAGE_FIELDS))
 
 
 class StopCheck:
@@ -342,8 +341,7 @@ def _stream_step(
         for event in events:
             if event.type == "text_delta" and event.text:
                 text += event.text
-                session.emit("message.delta", {"message_id": message_id, "parent_id": parent_id,
-                                               "text": event.text})
+                session.emit(message_delta(message_id, parent_id, event.text))
                 yield {"type": "text_delta", "text": event.text, "message_id": message_id}
                 if time.monotonic() - last_write >= UPSERT_EVERY_SECONDS:
                     session.upsert_message(

@@ -10,14 +10,14 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
-from . import busy
+from . import busy, events
 from . import chat as chat_turn
 from .async_steps import aturn
 from .config import SessionConfig, default_config
 from .context import SessionContext
 from .context_methods import ContextMethods
 from .errors import InvalidInput, NotFound
-from .events import Event, EventType, Status
+from .events import Event, Payload, Status
 from .history_page import history_page
 from .hybrid import SCOPES, SearchResults, search_messages
 from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
@@ -55,7 +55,7 @@ class Session(ContextMethods):
         self.context = SessionContext(
             storage, agent_id=agent_id, session_id=session_id,
             declared=list(self.config.declared.values()), counter=self.config.token_counter,
-            file_skills=self.config.file_skills, writing=self._context_writing,
+            file_skills=self.config.file_skills, writing=self.writing,
             keep=self.config.block_versions,
         )
         self._extra_tools = list(extra_tools)
@@ -66,33 +66,31 @@ class Session(ContextMethods):
         return f"<Session {self.id}>"
 
     # ------------------------------------------------------------------ events
-    def emit(self, type: EventType, data: Mapping[str, Any]) -> None:
+    def emit(self, payload: Payload) -> None:
         """Announce through the configured sink: the one place the engine emits. Call it
-        inside the write's `storage.transaction()` (ephemeral message.delta: anywhere)."""
-        self.config.events.emit(Event(type, self.id, dict(data)))
+        inside the write's `storage.transaction()` (ephemeral message.delta: anywhere).
+        `payload` comes from one of events.py's constructors."""
+        self.config.events.emit(Event(payload.type, self.id, payload.data))
 
     @contextmanager
-    def writing(self, type: EventType, data: Mapping[str, Any]) -> Iterator[None]:
+    def writing(self, payload: Payload) -> Iterator[None]:
         """The body's writes and then this event, in one transaction."""
         with self.storage.transaction():
             yield
-            self.emit(type, data)
-
-    def _context_writing(self, label: str, data: dict[str, Any]) -> Any:
-        return self.writing("context.updated", {"label": label, **data})
+            self.emit(payload)
 
     def set_status(self, status: Status) -> None:
         """Store and announce what the session is doing (idle, thinking, compacting, error)."""
-        with self.writing("session.status", {"status": status}):
+        with self.writing(events.session_status(status)):
             self.storage.set_status(self.id, status)
 
     def _appended(self, stored: Message, *, under: str | None, root: bool = False) -> None:
         """message.appended, and branch.created when it is not its parent's first child or
         the first root (only possible under an explicit parent or as a new root: the
         latest leaf has no children)."""
-        self.emit("message.appended", {"message": stored.to_dict(), "parent_id": stored.parent_id})
+        self.emit(events.message_appended(stored))
         if (under is not None or root) and self.storage.is_branch(self.id, stored):
-            self.emit("branch.created", {"message_id": stored.id, "parent_id": stored.parent_id})
+            self.emit(events.branch_created(stored))
 
     # ------------------------------------------------------------------ writes
     def _prepare(self, message: MessageInput) -> NewMessage:
@@ -130,7 +128,7 @@ class Session(ContextMethods):
             existed = new.id_given and self.storage.get_message(self.id, new.id) is not None
             stored = self.storage.append(self.id, new, parent_id=parent, upsert=True, root=root)
             if existed:
-                self.emit("message.updated", {"message": stored.to_dict()})
+                self.emit(events.message_updated(stored))
             else:
                 self._appended(stored, under=parent, root=root)
         self._after_append(stored)
@@ -143,7 +141,7 @@ class Session(ContextMethods):
             raise InvalidInput("update_message needs the id of the message to update")
         with self.storage.transaction():
             updated = self.storage.update(self.id, new)
-            self.emit("message.updated", {"message": updated.to_dict()})
+            self.emit(events.message_updated(updated))
         auto.forget_estimate(self)
         return updated
 
@@ -171,14 +169,13 @@ class Session(ContextMethods):
         with self.storage.transaction():
             deleted = self.storage.delete_messages(self.id, wanted)
             if deleted:
-                self.emit("messages.deleted", {"ids": list(dict.fromkeys(wanted)),
-                                               "count": deleted})
+                self.emit(events.messages_deleted(list(dict.fromkeys(wanted)), deleted))
         auto.forget_estimate(self)
         return deleted
 
     def clear_messages(self) -> None:
         """Remove every message, overlay and search row of this session."""
-        with self.writing("messages.deleted", {"all": True}):
+        with self.writing(events.messages_cleared()):
             self.storage.clear(self.id)
         auto.forget_estimate(self)
 
@@ -300,7 +297,7 @@ class Session(ContextMethods):
         with self.storage.transaction():
             overlay = self.storage.add_compaction(self.id, summary=summary, from_id=start,
                                                   to_id=end)
-            self.emit("compaction.completed", {"compaction": overlay.to_dict()})
+            self.emit(events.compaction_completed(overlay))
         auto.forget_estimate(self)
         return overlay
 
@@ -313,7 +310,7 @@ class Session(ContextMethods):
         with self.storage.transaction():
             if not self.storage.remove_compaction(self.id, wanted):
                 raise NotFound(f"compaction {compaction_id} not found")
-            self.emit("compaction.removed", {"compaction_id": wanted})
+            self.emit(events.compaction_removed(wanted))
         auto.forget_estimate(self)
 
     # ------------------------------------------------------------------ chat
@@ -358,7 +355,7 @@ class Session(ContextMethods):
         with self.storage.transaction():
             stopping = self.storage.set_stop(self.id, requested=True)
             if stopping:
-                self.emit("session.status", {"status": "thinking", "stopping": True})
+                self.emit(events.session_status("thinking", stopping=True))
         return stopping
 
     # ------------------------------------------------------------ compaction
