@@ -84,12 +84,16 @@ class Session(ContextMethods):
         with self.writing(events.session_status(status)):
             self.storage.set_status(self.id, status)
 
-    def _appended(self, stored: Message, *, under: str | None, root: bool = False) -> None:
+    def _appended(self, stored: Message, *, under: str | None, root: bool = False,
+                  branch: bool | None = None) -> None:
         """message.appended, and branch.created when it is not its parent's first child or
         the first root (only possible under an explicit parent or as a new root: the
-        latest leaf has no children)."""
+        latest leaf has no children). `branch`: the answer of the write that stored it,
+        when it gave one."""
         self.emit(events.message_appended(stored))
-        if (under is not None or root) and self.storage.is_branch(self.id, stored):
+        if branch is None:
+            branch = (under is not None or root) and self.storage.is_branch(self.id, stored)
+        if branch:
             self.emit(events.branch_created(stored))
 
     # ------------------------------------------------------------------ writes
@@ -111,9 +115,9 @@ class Session(ContextMethods):
         new = self._prepare(message)
         parent, latest = parent_choice(parent_id, root), optional_id(if_latest, "if_latest")
         with self.storage.transaction():
-            stored = self.storage.append(self.id, new, parent_id=parent, if_latest=latest,
-                                         root=root)
-            self._appended(stored, under=parent, root=root)
+            stored, _, branch = self.storage.append(self.id, new, parent_id=parent,
+                                                    if_latest=latest, root=root)
+            self._appended(stored, under=parent, branch=branch)
         self._after_append(stored)
         return stored
 
@@ -125,12 +129,12 @@ class Session(ContextMethods):
         new = self._prepare(message)
         parent = parent_choice(parent_id, root)
         with self.storage.transaction():
-            existed = new.id_given and self.storage.get_message(self.id, new.id) is not None
-            stored = self.storage.append(self.id, new, parent_id=parent, upsert=True, root=root)
+            stored, existed, branch = self.storage.append(self.id, new, parent_id=parent,
+                                                          upsert=True, root=root)
             if existed:
                 self.emit(events.message_updated(stored))
             else:
-                self._appended(stored, under=parent, root=root)
+                self._appended(stored, under=parent, branch=branch)
         self._after_append(stored)
         return stored
 

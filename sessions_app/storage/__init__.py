@@ -31,12 +31,11 @@ from memory_core.errors import NotFound
 from memory_core.messages import now
 
 from .. import dialects, models
-from . import sql
 from .branches import Branches
 from .context import ContextRows
 from .dense import Dense
 from .imported import Imported
-from .messages import Messages, engine_transaction
+from .messages import Messages, engine_transaction, has_sibling
 from .overlays import Overlays
 from .paths import Paths
 from .registry import Registry
@@ -144,17 +143,7 @@ class OrmStorage:
         """Whether a stored message has a sibling besides itself (it started a branch);
         roots are siblings of each other."""
         with connection.cursor() as cur:
-            if message.parent_id is None:
-                cur.execute(f"SELECT 1 FROM arbor_message WHERE session_key = {sql.SESSION_KEY} "
-                            "AND parent_seq IS NULL AND message_id <> %s LIMIT 1",
-                            [session_id, message.id])
-                return cur.fetchone() is not None
-            cur.execute(
-                "SELECT 1 FROM arbor_message p JOIN arbor_message c ON c.parent_seq = p.seq "
-                f"WHERE p.session_key = {sql.SESSION_KEY} AND p.message_id = %s "
-                "AND c.message_id <> %s LIMIT 1",
-                [session_id, message.parent_id, message.id])
-            return cur.fetchone() is not None
+            return has_sibling(cur, session_id, message)
 
     # registry.py
     create_session = _On("registry")

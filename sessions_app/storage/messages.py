@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from memory_core.errors import Conflict, NotFound
 from memory_core.messages import Message, NewMessage, now, tool_calls_in
 from memory_core.search import index_tokens
+from memory_core.storage import Appended
 
 from .. import dialects
 from ..dialects import Dialect
@@ -29,7 +30,8 @@ from .rows import MessageRow, message_scope
 from .versions import VersionRows
 
 # What an append did: inserted a row, found the same message stored, or rewrote it.
-INSERTED, UNCHANGED, REWRITTEN = "inserted", "unchanged", "rewritten"
+# BRANCHED: inserted, beside a sibling (under a parent that had a child, or a new root)
+INSERTED, UNCHANGED, REWRITTEN, BRANCHED = "inserted", "unchanged", "rewritten", "branched"
 
 
 _engine = threading.local()
@@ -112,6 +114,22 @@ def _row(
     )
 
 
+def has_sibling(cur: Any, session_id: str, message: Message) -> bool:
+    """Whether a stored message has a sibling besides itself (it started a branch);
+    roots are siblings of each other."""
+    if message.parent_id is None:
+        cur.execute(f"SELECT 1 FROM arbor_message WHERE session_key = {sql.SESSION_KEY} "
+                    "AND parent_seq IS NULL AND message_id <> %s LIMIT 1",
+                    [session_id, message.id])
+        return cur.fetchone() is not None
+    cur.execute(
+        "SELECT 1 FROM arbor_message p JOIN arbor_message c ON c.parent_seq = p.seq "
+        f"WHERE p.session_key = {sql.SESSION_KEY} AND p.message_id = %s "
+        "AND c.message_id <> %s LIMIT 1",
+        [session_id, message.parent_id, message.id])
+    return cur.fetchone() is not None
+
+
 def _raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
     # A parent in a sibling session is a conflict; anything else (including another
     # tenant's message) is simply not found, so ids of others leak nothing.
@@ -154,7 +172,7 @@ class Messages:
         parent_id: str | None, if_latest: str | None, upsert: bool, root: bool = False,
         new_parent: bool = False,
     ) -> tuple[Message, str]:
-        """Inside a locked transaction: (message, INSERTED/UNCHANGED/REWRITTEN). Decides
+        """Inside a locked transaction: (message, INSERTED/BRANCHED/UNCHANGED/REWRITTEN). Decides
         before writing: a Conflict or NotFound, or an unchanged replay, writes nothing.
         root: no parent (parent_id is None then), instead of the latest leaf. new_parent:
         parent_id was made by this transaction (a chain): it has no other child."""
@@ -174,27 +192,34 @@ class Messages:
             raise Conflict(f"message {if_latest} is no longer the latest leaf (now {now_leaf})",
                            current_leaf_id=now_leaf)
         parent = None if root else current
+        branched = False
         if parent_id is not None:
             if parent_id not in found:
                 _raise_missing_parent(cur, session_id, parent_id)
             parent = (found[parent_id][0], parent_id)
             if not new_parent:
                 cur.execute(sql.MARK_BRANCH_UNDER, [session_id, parent[0]])
+                branched = cur.rowcount > 0
         elif root:
             cur.execute(sql.MARK_BRANCH_ROOT, [session_id, session_id])
-        return self._insert(cur, session_id, agent_id, new, parent), INSERTED
+            branched = cur.rowcount > 0
+        return self._insert(cur, session_id, agent_id, new, parent), \
+            BRANCHED if branched else INSERTED
 
     def append(
         self, session_id: str, new: NewMessage, *, parent_id: str | None,
         if_latest: str | None = None, upsert: bool = False, root: bool = False,
-    ) -> Message:
+    ) -> Appended:
         with write_transaction(), hot.cursor() as cur:
             agent_id = lock(cur, session_id)
-            message, _ = self._append_locked(
+            message, status = self._append_locked(
                 cur, session_id, agent_id, new, parent_id=parent_id, if_latest=if_latest,
                 upsert=upsert, root=root,
             )
-            return message
+            branch = status == BRANCHED
+            if status == UNCHANGED and (parent_id is not None or root):
+                branch = has_sibling(cur, session_id, message)  # a replay: ask (rare)
+            return Appended(message, existed=status in (UNCHANGED, REWRITTEN), branch=branch)
 
     def append_chain(
         self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None,
@@ -210,7 +235,7 @@ class Messages:
                     upsert=False, root=root and i == 0, new_parent=made,
                 )
                 out.append(message)
-                parent, made = message.id, status == INSERTED
+                parent, made = message.id, status in (INSERTED, BRANCHED)
         return out
 
     def _rewrite(
