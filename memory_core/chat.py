@@ -108,7 +108,7 @@ class Ask:
 
 def _check(content: Any) -> str:
     if not isinstance(content, str) or not content.strip():
-        raise InvalidInput("content must be a non-empty string")
+        raise InvalidInput("content must be a non-empty string", field="content")
     return content
 
 
@@ -156,11 +156,15 @@ def run_turn(session: SessionHost, ask: Ask) -> Message:
 
 
 def _checked(session: SessionHost, ask: Ask) -> tuple[str, int] | None:
-    """Raises InvalidInput, NotFound; for a regeneration, its (parent, variant)."""
+    """Raises InvalidInput, NotFound; for a regeneration, its (parent, variant). The one
+    check of a turn's input, for every door, before the session is claimed: a refused
+    turn stores and announces nothing."""
     if ask.regenerate is not None:
         return _regenerating(session, ask.regenerate)
     _check(ask.content)
-    parent_choice(ask.parent_id, ask.root)
+    parent = parent_choice(ask.parent_id, ask.root)
+    if parent is not None and session.get_message(parent) is None:
+        raise NotFound(f"parent message {parent} not found in session {session.id}")
     return None
 
 
