@@ -10,9 +10,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
-from . import busy, events
-from . import chat as chat_turn
-from .async_steps import aturn
+from . import events
 from .config import SessionConfig, default_config
 from .context import SessionContext
 from .context_methods import ContextMethods
@@ -20,7 +18,7 @@ from .errors import InvalidInput, NotFound
 from .events import Event, Payload, Status
 from .history_page import history_page
 from .hybrid import SCOPES, SearchResults, search_messages
-from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
+from .inputs import Placement, as_list, check_id, optional_id, page_limit, parent_choice, placement
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
 from .search import clamp_limit
@@ -34,15 +32,17 @@ from .tree import (
     hide_unloaded_skills,
     leaf_paths,
 )
+from .turn_methods import TurnMethods
 
 MessageInput = Message | Mapping[str, Any] | CheckedMessage
 
 
-class Session(ContextMethods):
+class Session(ContextMethods, TurnMethods):
     """A conversation tree. Get one from `SessionManager.get_session()`.
 
     Its context blocks, prompt and skills methods come from ContextMethods
-    (context_methods.py); the message tree's are here."""
+    (context_methods.py), its turns' and compaction's from TurnMethods (turn_methods.py);
+    the message tree's are here."""
 
     def __init__(
         self, storage: SessionStorage, *, agent_id: str, session_id: str,
@@ -102,7 +102,7 @@ class Session(ContextMethods):
 
     def append_message(
         self, message: MessageInput, parent_id: str | None = None, *,
-        if_latest: str | None = None, root: bool = False,
+        if_latest: str | None = None, root: bool = False, at: Placement | None = None,
     ) -> Message:
         """Append under parent_id, else under the latest leaf; root=True: as a new root
         (no parent), even when the session has messages.
@@ -111,13 +111,14 @@ class Session(ContextMethods):
         refuses (Conflict) unless that message is still the latest leaf. Appending an
         existing id is idempotent for the same content and a Conflict otherwise.
         Raises NotFound for an unknown parent, InvalidInput for parent_id with root.
+        `at`: the three already checked (inputs.placement), instead of them.
         """
         new = self._prepare(message)
-        parent, latest = parent_choice(parent_id, root), optional_id(if_latest, "if_latest")
+        at = at or placement(parent_id, root, if_latest)
         with self.storage.transaction():
-            stored, _, branch = self.storage.append(self.id, new, parent_id=parent,
-                                                    if_latest=latest, root=root)
-            self._appended(stored, under=parent, branch=branch)
+            stored, _, branch = self.storage.append(self.id, new, parent_id=at.parent_id,
+                                                    if_latest=at.if_latest, root=at.root)
+            self._appended(stored, under=at.parent_id, branch=branch)
         self._after_append(stored)
         return stored
 
@@ -151,12 +152,13 @@ class Session(ContextMethods):
 
     def append_messages(
         self, messages: Iterable[MessageInput], parent_id: str | None = None, *,
-        root: bool = False,
+        root: bool = False, at: Placement | None = None,
     ) -> list[Message]:
         """Append each under the previous one, atomically; the first as append_message
-        places it (root=True: a new root)."""
+        places it (root=True: a new root; `at`: both already checked)."""
         prepared = [self._prepare(m) for m in as_list(messages)]
-        parent = parent_choice(parent_id, root)
+        at = at or placement(parent_id, root)
+        parent, root = at.parent_id, at.root
         with self.storage.transaction():
             stored = self.storage.append_chain(self.id, prepared, parent_id=parent, root=root)
             for i, message in enumerate(stored):
@@ -317,65 +319,6 @@ class Session(ContextMethods):
             self.emit(events.compaction_removed(wanted))
         auto.forget_estimate(self)
 
-    # ------------------------------------------------------------------ chat
-    def chat(self, content: str, parent_id: str | None = None, stream: bool = False, *,
-             root: bool = False) -> Any:
-        """Run one assistant turn with the configured model and store every step.
-
-        Appends the user message (under parent_id, else the latest leaf; root=True: as a
-        new root), sends the frozen prompt, history and tools, runs tool calls until the
-        model answers. Chatting under an earlier message makes a branch (edit-and-resend:
-        under the original's parent). Returns the stored final assistant Message; with
-        stream=True, an iterator of events (text_delta, tool_call, tool_result, done).
-        """
-        return chat_turn.start(self, chat_turn.Ask(content, parent_id, root), stream=stream)
-
-    def regenerate(self, message_id: str, stream: bool = False) -> Any:
-        """A new answer beside the assistant message message_id: the model sees the path
-        up to its parent, and the answer is stored under that parent (a branch). Returns
-        what chat() returns. Raises NotFound; InvalidInput for a message that is not an
-        assistant's or has no parent."""
-        return chat_turn.start(self, chat_turn.Ask(regenerate=message_id), stream=stream)
-
-    async def achat(self, content: str, parent_id: str | None = None, stream: bool = False, *,
-                    root: bool = False) -> Any:
-        """Async twin of chat(); with stream=True an async iterator of the same events."""
-        return await aturn(self, chat_turn.Ask(content, parent_id, root), stream=stream)
-
-    async def aregenerate(self, message_id: str, stream: bool = False) -> Any:
-        """Async twin of regenerate(), as achat() is of chat()."""
-        return await aturn(self, chat_turn.Ask(regenerate=message_id), stream=stream)
-
-    def request_stop(self) -> bool:
-        """Ask this session's running turn to stop, wherever it runs (another thread or
-        worker process): the request is stored, and a streaming turn checks for it every
-        STOP_CHECK_SECONDS, keeps the partial answer (metadata.interrupted) and ends with
-        `done`. A non-streaming turn stops only between model calls (before the next step
-        of its tool loop). Returns False, storing nothing, when no turn is running
-        (status not "thinking"). A turn that died with its process (busy.py) is not
-        waited for: the session is freed, status "error", and this returns False."""
-        if busy.free_if_gone(self):
-            return False
-        with self.storage.transaction():
-            stopping = self.storage.set_stop(self.id, requested=True)
-            if stopping:
-                self.emit(events.session_status("thinking", stopping=True))
-        return stopping
-
-    # ------------------------------------------------------------ compaction
-    def compact(self) -> Compaction | None:
-        """Run the configured compact function now (default: the offline summariser).
-
-        Returns the new overlay, or None when compacting would not shrink the history.
-        Raises CompactionError when the summariser fails; nothing is lost then.
-        """
-        return auto.compact_now(self)
-
-    def compaction_status(self) -> dict[str, Any]:
-        """{error, failed_at, retry_at} of the last failed automatic compaction."""
-        error, failed_at, retry_at = self.storage.compaction_state(self.id)
-        return {"error": error or None, "failed_at": failed_at, "retry_at": retry_at}
-
     def _after_append(self, appended: Message | None = None) -> None:
         if self.config.compact_threshold is not None:
             auto.maybe_compact(self, appended)
@@ -395,7 +338,6 @@ class Session(ContextMethods):
     aget_path_page = sync_to_async(get_path_page)
     aget_history_page = sync_to_async(get_history_page)
     aget_leaf_paths = sync_to_async(get_leaf_paths)
-    arequest_stop = sync_to_async(request_stop)
     aget_path_length = sync_to_async(get_path_length)
     aget_tree = sync_to_async(get_tree)
     aget_message_count = sync_to_async(get_message_count)
@@ -403,6 +345,4 @@ class Session(ContextMethods):
     aadd_compaction = sync_to_async(add_compaction)
     aget_compactions = sync_to_async(get_compactions)
     aremove_compaction = sync_to_async(remove_compaction)
-    acompact = sync_to_async(compact)
-    acompaction_status = sync_to_async(compaction_status)
     aset_status = sync_to_async(set_status)
