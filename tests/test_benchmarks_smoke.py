@@ -28,7 +28,7 @@ KEYS = {
     "search_session_sql", "search_agent_sql", "prompt_render", "set_context", "compaction_check",
     "compaction_check_queries", "history_10_overlays", "http_append", "http_history",
     "live_append_10", "live_append_100", "live_append_100_burst", "fan_out_one_p50",
-    "fan_out_one_p99", "chat_page",
+    "fan_out_one_p99", "chat_page", "live_tabs_render", "live_tabs_queries",
 }
 ACROSS_WORKERS = {"fan_out_two_p50", "fan_out_two_p99"}  # only where Redis answers
 SQLITE_ONLY = {"db_size", "db_size_burst"}  # the files on disk beside SQLiteSession's
