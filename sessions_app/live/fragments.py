@@ -38,13 +38,13 @@ def _message(data: Any) -> Message | None:
 
 def message_html(frame: dict[str, Any], agent_id: str) -> str | None:
     """The fragment a tab would GET for the frame's message (one query: its siblings), or
-    None when the frame holds no message to render."""
+    None when the frame holds no message to render, or one still streaming."""
     from ..views.chat import message_context  # (the page's own: one rule for both)
 
     if frame.get("type") not in RENDERED:
         return None
     message = _message(frame.get("data"))
-    if message is None:
-        return None
+    if message is None or message.metadata.get("streaming"):
+        return None  # (a streaming answer's partial writes, 4 a second: tabs show the deltas)
     session = SessionManager.for_agent(agent_id).bind(str(frame["session_id"]))
     return render_to_string("arbor/_message.html", message_context(session, message))

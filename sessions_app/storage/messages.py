@@ -217,7 +217,7 @@ class Messages:
                 upsert=upsert, root=root,
             )
             branch = status == BRANCHED
-            if status == UNCHANGED and (parent_id is not None or root):
+            if status == UNCHANGED and not upsert and (parent_id is not None or root):
                 branch = has_sibling(cur, session_id, message)  # a replay: ask (rare)
             return Appended(message, existed=status in (UNCHANGED, REWRITTEN), branch=branch)
 

@@ -103,3 +103,18 @@ async def test_a_replayed_message_event_has_no_html_and_the_tab_fetches_it():
     replayed = await receive(tab)
     assert replayed["type"] == "message.appended" and "html" not in replayed
     await tab.disconnect()
+
+
+async def test_a_streaming_answers_partial_writes_are_not_rendered():
+    s = await setup()
+    session = s["session"]
+    tab = connect(session.id, headers=[(b"cookie", s["cookie"]), (b"origin", ALLOWED_ORIGIN)])
+    await subscribed(tab)
+    frames = await write(lambda: session.upsert_message({
+        "id": "answer-1", "role": "assistant", "parts": [{"type": "text", "text": "so far"}],
+        "metadata": {"streaming": True}}, s["first"].id))
+    for frame in frames:
+        await publish(frame)
+    got = [await receive(tab) for _ in frames]
+    assert [f["type"] for f in got] == ["message.appended"] and "html" not in got[0]
+    await tab.disconnect()
