@@ -11,8 +11,8 @@ django_asgi_app = get_asgi_application()  # sets Django up before the consumers 
 # Static files (admin CSS, the API docs page) come from WhiteNoise's middleware.
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
+from sessions_app.live.routing import websocket_application  # noqa: E402
 from sessions_app.mcp.http import with_mcp  # noqa: E402
-from sessions_app.routing import websocket_application  # noqa: E402
 
 # /mcp/: the MCP server over streamable HTTP (with the `mcp` extra); the rest is Django.
 application = ProtocolTypeRouter({"http": with_mcp(django_asgi_app),

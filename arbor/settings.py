@@ -45,18 +45,18 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "sessions_app.csp.Middleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY)
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "sessions_app.middleware.Common",  # Django's CommonMiddleware, one resolve less
+    "sessions_app.live.middleware.Common",  # Django's CommonMiddleware, one resolve less
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # A view that got no database connection in time answers 503, not 500 (db_pool.py).
-    "sessions_app.middleware.NoConnection",
+    "sessions_app.live.middleware.NoConnection",
     # A sign-in refused for too many failures becomes the 429 page (login_throttle.py).
     "axes.middleware.AxesMiddleware",
     # Last: a write's live events go out after its response (and the chain runs sync).
-    "sessions_app.middleware.EventsAfterResponse",
+    "sessions_app.live.middleware.EventsAfterResponse",
 ]
 
 ROOT_URLCONF = "arbor.urls"

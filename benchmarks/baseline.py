@@ -5,7 +5,7 @@ Both raw baselines produce the same rows Arbor stores (the same stemmed tokens w
 the same scope tokens, the same JSON), so the two databases hold the same data and
 answer searches identically; only the code between caller and driver differs. The
 statement text, the scope tokens and the outbox row come from Arbor's own modules
-(sessions_app/storage/sql.py, storage/rows.py, events.py), so benchmarks/drift.py sees
+(sessions_app/storage/sql.py, storage/rows.py, storage/outbox.py), so benchmarks/drift.py sees
 any change to them.
 """
 
@@ -22,7 +22,7 @@ import orjson
 import Stemmer
 
 from memory_core.messages import project_text
-from sessions_app import events
+from sessions_app.storage import outbox
 from sessions_app.storage.paths import chain
 
 # Both sides load a corpus in transactions of this many messages.
@@ -73,7 +73,7 @@ def qmark(statement: str) -> str:
 
 def appended_event(prepared: Prepared) -> str:
     """The outbox row's data of message.appended, as the sink stores it (the message by
-    reference, its parent with it: sessions_app.events)."""
+    reference, its parent with it: sessions_app.live.events)."""
     return orjson.dumps({"message_ref": prepared[0]}).decode()
 
 
@@ -157,7 +157,7 @@ class Raw(Traced):
             agent_id = self._lock(cur, session_id)
             cur.execute(self.LEAF, (session_id,))
             self._insert(cur, session_id, agent_id, cur.fetchone(), prepared)
-            cur.execute(self.INSERT_EVENT, events.insert_event_params(
+            cur.execute(self.INSERT_EVENT, outbox.insert_event_params(
                 self.vendor, session_id, "message.appended", appended_event(prepared),
                 self._now()))
             cur.fetchone()  # its seq

@@ -17,9 +17,8 @@ from typing import Any
 
 import psycopg
 
-from sessions_app import events
 from sessions_app.dialects import _tsvector as tsvector  # the vector literal Arbor writes
-from sessions_app.storage import sql
+from sessions_app.storage import outbox, sql
 from sessions_app.storage.rows import message_scope
 
 from .baseline import Prepared, Raw, with_text
@@ -74,8 +73,8 @@ class RawPostgres(Raw):
     LEAF = sql.LEAF
     ANCHOR_ROW = f"SELECT seq, message_id FROM arbor_message WHERE {sql.ID_ANCHOR}"
     MARK_BRANCH_UNDER = sql.MARK_BRANCH_UNDER
-    # The event each append emits: its outbox row, numbered by the same statement (events.py).
-    INSERT_EVENT = events.INSERT_EVENT["postgresql"]
+    # The event each append emits: its outbox row, numbered by the same statement (storage/outbox.py).
+    INSERT_EVENT = outbox.INSERT_EVENT["postgresql"]
     # Compaction overlays and unloaded skills of the session, read with every path.
     VIEWS = sql.STAMPED_VIEWS
     PATH_TO_ID = sql.READ_TO_ID["postgresql"]

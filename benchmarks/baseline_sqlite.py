@@ -17,10 +17,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from sessions_app import events
 from sessions_app.models.fields import to_micros
 from sessions_app.sqlite_index import search_body
-from sessions_app.storage import sql
+from sessions_app.storage import outbox, sql
 from sessions_app.storage.rows import message_scope, session_token
 
 from .baseline import LOAD_BATCH, Prepared, Raw, qmark, with_text
@@ -64,8 +63,8 @@ class RawSqlite(Raw):
     LEAF = qmark(sql.LEAF)
     ANCHOR_ROW = qmark(f"SELECT seq, message_id FROM arbor_message WHERE {sql.ID_ANCHOR}")
     MARK_BRANCH_UNDER = qmark(sql.MARK_BRANCH_UNDER)
-    # The event each append emits: its outbox row, numbered by the same statement (events.py).
-    INSERT_EVENT = qmark(events.INSERT_EVENT["sqlite"])
+    # The event each append emits: its outbox row, numbered by the same statement (storage/outbox.py).
+    INSERT_EVENT = qmark(outbox.INSERT_EVENT["sqlite"])
     # Compaction overlays and unloaded skills of the session, read with every path.
     VIEWS = qmark(sql.STAMPED_VIEWS)
     PATH_TO_ID = qmark(sql.READ_TO_ID["sqlite"])

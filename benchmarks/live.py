@@ -6,6 +6,9 @@
   model calls; blocks of appends take turns among the three sessions, so drift hits them
   alike. Back to back, with no pause, the fan-out shares the worker's one core with the
   next request: that figure is printed too, without a target.
+- A message event shown in 10 browser tabs: the worker renders the message once for
+  them (sessions_app/live/fragments.py), beside what the tabs did before, one fragment
+  GET each (time and queries per event).
 - Fan-out delay: from sending an append until each of 100 subscribers has its event, p50
   and p99, beside the append's own round trip (the writer's acknowledgement): on one
   worker, and across two workers sharing Redis (the subscribers on the worker that did
@@ -33,10 +36,11 @@ import httpx
 
 from memory_core import SessionManager
 
-from .cases import Bench
+from .cases import Bench, alternate
 from .report import Result, Target
 
 SUBSCRIBERS = (0, 10, 100)
+TABS = 10  # browser tabs on one session, for the rendered-fragment row
 BLOCK = 50  # appends per turn of one session
 PACE = 0.02  # seconds the writer waits between appends (50 appends/s into one session)
 REDIS_URL = os.environ.get("ARBOR_BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
@@ -155,7 +159,47 @@ def live(b: Bench) -> list[Result]:
         fan_out = delays[100][:len(writes[100]) * 100]  # the paced writes' deliveries
         results += _fan_out_rows("fan_out_one", "one worker", fan_out, writes[100])
     results += _across_workers(b, manager, key, headers)
-    return results
+    return results + _tabs(b, manager)
+
+
+def _tabs(b: Bench, manager: SessionManager) -> list[Result]:
+    """One rendered fragment per event in the hub, vs one fragment GET per tab."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from sessions_app.live.fragments import message_html
+    from sessions_app.models import Agent
+
+    session = manager.get_session(manager.create("tabs").id)
+    question = session.append_message({"role": "user", "content": "a question"})
+    answer = session.append_message({"role": "assistant", "content": b.corpus.conversation(
+        2)[1]["parts"][0]["text"] + "\n\n**bold** and `code`"}, question.id)
+    frame = {"type": "message.appended", "session_id": session.id, "seq": 3,
+             "data": {"message": answer.to_dict(), "parent_id": question.id}}
+    browser = Client()
+    browser.force_login(Agent.objects.get(id=b.manager.agent_id).owner)
+    url = f"/sessions/{session.id}/messages/{answer.id}/"
+
+    def render() -> None:
+        message_html(frame, b.manager.agent_id)
+
+    def fetch() -> None:
+        for _ in range(TABS):
+            assert browser.get(url, headers={"HX-Request": "true"}).status_code == 200
+
+    rendered, fetched = alternate(render, fetch, b.sizes.rounds * 3)
+    with CaptureQueriesContext(connection) as one:
+        render()
+    with CaptureQueriesContext(connection) as each:
+        fetch()
+    label = f"a message event shown in {TABS} browser tabs"
+    return [
+        Result("live_tabs_render", f"{label}: one render in the hub (vs a GET per tab)",
+               rendered * 1e3, fetched * 1e3, "ms/event"),
+        Result("live_tabs_queries", f"{label}: queries (vs a GET per tab)",
+               len(one.captured_queries), len(each.captured_queries), "queries"),
+    ]
 
 
 def _redis_reachable() -> bool:

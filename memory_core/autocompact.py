@@ -6,7 +6,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from . import busy
+from . import busy, events
 from .chat import resolve_llm
 from .compaction import (
     BuiltinCompact,
@@ -75,7 +75,7 @@ def _started(session: SessionHost, *, claimed: bool = False) -> None:
     with session.storage.transaction():
         if not claimed:  # a claim stored and announced the status already
             session.set_status("compacting")
-        session.emit("compaction.started", {})
+        session.emit(events.compaction_started())
 
 
 def _settle(session: SessionHost, status: Status, turn_id: str | None) -> None:
@@ -146,7 +146,7 @@ def _failed(session: SessionHost, exc: Exception, *, announce: bool,
     with session.storage.transaction():
         _cool_down(session, error=error)
         if announce:
-            session.emit("compaction.failed", {"error": error[:500]})
+            session.emit(events.compaction_failed(error[:500]))
             _settle(session, _settled(session, failed=True), turn_id)
     if not session.config.error_handlers:
         log.warning("compaction of session %s failed: %s", session.id, exc)
@@ -166,7 +166,7 @@ def _succeeded(session: SessionHost, result: Compaction | None, *,
                turn_id: str | None = None) -> None:
     with session.storage.transaction():
         if result is None:  # nothing to summarise: the started compaction ends empty
-            session.emit("compaction.completed", {"compaction": None})
+            session.emit(events.compaction_completed(None))
         _settle(session, _settled(session, failed=False), turn_id)
     if result is None:
         return

@@ -13,8 +13,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from . import events
 from .blocks import Block, BlockSpec, ContextBlock
 from .errors import InvalidInput, NotFound, ReadOnly
+from .events import Payload
 from .storage import ContextStorage
 from .versions import MAX_PAGE, BlockVersion, VersionPage, Writer, same_value, shown
 
@@ -30,7 +32,7 @@ class SessionContext(Protocol):
     keep: int
     recording: bool
 
-    def writing(self, label: str, data: dict[str, Any]) -> AbstractContextManager[Any]: ...
+    def writing(self, payload: Payload) -> AbstractContextManager[Any]: ...
     def namespace(self, spec: BlockSpec) -> str: ...
     def blocks(self) -> list[Block]: ...
     def block(self, label: str) -> Block: ...
@@ -176,7 +178,7 @@ class History:
         else:
             for e in old.entries or []:
                 self.ctx._check_budget(block, str(e.get("content") or ""))
-        with self.ctx.writing(label, {"action": "restore", "number": number}):
+        with self.ctx.writing(events.context_updated(label, "restore", number=number)):
             head = self.head(block)
             if block.kind == "writable":
                 block.provider.set(old.content or "")

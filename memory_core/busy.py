@@ -25,6 +25,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from . import events
 from .errors import Conflict
 from .messages import now
 
@@ -109,7 +110,7 @@ def claim(session: SessionHost, status: Status) -> str:
             if not taken:
                 raise Conflict(f"session {session.id} is busy: a turn is running (stop "
                                "it or wait for it to end)")
-            session.emit("session.status", {"status": status})
+            session.emit(events.session_status(status))
     except BaseException:
         with _lock:
             _running.discard(turn_id)
@@ -130,7 +131,7 @@ def release(session: SessionHost, turn_id: str, status: Status) -> None:
         _running.discard(turn_id)
     with session.storage.transaction():
         if session.storage.release_turn(session.id, turn_id, status=status):
-            session.emit("session.status", {"status": status})
+            session.emit(events.session_status(status))
 
 
 def free_if_gone(session: SessionHost) -> bool:
@@ -143,7 +144,7 @@ def free_if_gone(session: SessionHost) -> bool:
             return False
         if not storage.release_turn(session.id, holder, status="error"):
             return False
-        session.emit("session.status", {"status": "error"})
+        session.emit(events.session_status("error"))
     return True
 
 

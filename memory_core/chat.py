@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import busy
 from .compaction import truncate_older_messages
 from .errors import InvalidInput, NotFound
+from .events import USAGE_FIELDS, message_delta, session_updated
 from .inputs import parent_choice
 from .llm.factory import default_llm
 from .messages import Message, new_id
@@ -107,7 +108,7 @@ class Ask:
 
 def _check(content: Any) -> str:
     if not isinstance(content, str) or not content.strip():
-        raise InvalidInput("content must be a non-empty string")
+        raise InvalidInput("content must be a non-empty string", field="content")
     return content
 
 
@@ -155,11 +156,15 @@ def run_turn(session: SessionHost, ask: Ask) -> Message:
 
 
 def _checked(session: SessionHost, ask: Ask) -> tuple[str, int] | None:
-    """Raises InvalidInput, NotFound; for a regeneration, its (parent, variant)."""
+    """Raises InvalidInput, NotFound; for a regeneration, its (parent, variant). The one
+    check of a turn's input, for every door, before the session is claimed: a refused
+    turn stores and announces nothing."""
     if ask.regenerate is not None:
         return _regenerating(session, ask.regenerate)
     _check(ask.content)
-    parent_choice(ask.parent_id, ask.root)
+    parent = parent_choice(ask.parent_id, ask.root)
+    if parent is not None and session.get_message(parent) is None:
+        raise NotFound(f"parent message {parent} not found in session {session.id}")
     return None
 
 
@@ -291,9 +296,7 @@ def session_usage(session: SessionHost, usage: Any) -> None:
         info = session.storage.add_usage(
             session.agent_id, session.id, input_tokens=int(usage.input_tokens),
             output_tokens=int(usage.output_tokens), cost=float(usage.cost))
-        session.emit("session.updated", {"input_tokens": info.input_tokens,
-                                         "output_tokens": info.output_tokens,
-                                         "estimated_cost": info.estimated_cost})
+        session.emit(session_updated(info, USAGE_FIELDS))
 
 
 class StopCheck:
@@ -342,8 +345,7 @@ def _stream_step(
         for event in events:
             if event.type == "text_delta" and event.text:
                 text += event.text
-                session.emit("message.delta", {"message_id": message_id, "parent_id": parent_id,
-                                               "text": event.text})
+                session.emit(message_delta(message_id, parent_id, event.text))
                 yield {"type": "text_delta", "text": event.text, "message_id": message_id}
                 if time.monotonic() - last_write >= UPSERT_EVERY_SECONDS:
                     session.upsert_message(

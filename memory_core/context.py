@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from . import events
 from .block_history import History
 from .blocks import (
     SPEC_FIELDS,
@@ -23,6 +24,7 @@ from .blocks import (
     specs_from_templates,
 )
 from .errors import Conflict, InvalidInput, NotFound, OverBudget, ReadOnly
+from .events import Payload
 from .limits import MAX_ID_LENGTH, Kind, is_id, strip_nul
 from .prompt import Section, render
 from .providers.base import kind_of, read_entry
@@ -37,10 +39,10 @@ __all__ = [
     "SessionContext", "Writing", "specs_from_templates",
 ]
 
-Writing = Callable[[str, dict[str, Any]], AbstractContextManager[Any]]  # (label, data)
+Writing = Callable[[Payload], AbstractContextManager[Any]]  # (its context.updated event)
 
 
-def _silently(label: str, data: dict[str, Any]) -> AbstractContextManager[Any]:
+def _silently(payload: Payload) -> AbstractContextManager[Any]:
     return nullcontext()
 
 
@@ -187,7 +189,7 @@ class SessionContext:
         content = strip_nul(content)  # what storage can hold is what we report
         block = self._writable(label)
         self._check_budget(block, content)
-        with self.writing(label, {"action": "replace"}):
+        with self.writing(events.context_updated(label, "replace")):
             head = self.history.head(block)
             block.provider.set(content)
             self.history.record(block, head, action="replace", content=content)
@@ -202,7 +204,7 @@ class SessionContext:
         current = block.provider.get()
         joined = current + ("\n" if current and not current.endswith("\n") else "") + content
         self._check_budget(block, joined)
-        with self.writing(label, {"action": "append"}):
+        with self.writing(events.context_updated(label, "append")):
             head = self.history.head(block)
             block.provider.set(joined)
             self.history.record(block, head, action="append", content=joined)
@@ -223,7 +225,7 @@ class SessionContext:
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
         self._check_budget(block, content)
-        with self.writing(label, {"action": "set_entry", "key": key}):
+        with self.writing(events.context_updated(label, "set_entry", key=key)):
             head = self.history.head(block)
             if block.kind == "skill":
                 block.provider.set(key, content, description or "")
@@ -241,7 +243,7 @@ class SessionContext:
             # The provider object lives in this process only; record its kind so a session
             # loaded elsewhere shows the block as what it is, not as a writable default.
             spec = replace(spec, kind=kind_of(spec.provider))
-        with self.writing(label, {"action": "add"}):
+        with self.writing(events.context_updated(label, "add")):
             self.store.save_session_block(self.session_id, label, spec.stored())
         if spec.provider is not None:
             self.runtime[label] = spec.provider
@@ -249,7 +251,7 @@ class SessionContext:
 
     def remove_context(self, label: str) -> None:
         block = self.block(label)
-        with self.writing(label, {"action": "remove"}):
+        with self.writing(events.context_updated(label, "remove")):
             self.store.save_session_block(self.session_id, label, block.spec.stored(),
                                           removed=True)
         self.runtime.pop(label, None)
@@ -296,7 +298,7 @@ class SessionContext:
         content = block.provider.load(key) if isinstance(key, str) and key else None
         if content is None:
             raise NotFound(f"no skill {key!r} in block {label!r}")
-        with self.writing(label, {"action": "load", "key": key}):
+        with self.writing(events.context_updated(label, "load", key=key)):
             head = self.history.head(block)
             self.store.set_skill_state(self.session_id, label, key, loaded=True)
             self.history.record(block, head, action="load", key=key)
@@ -309,7 +311,7 @@ class SessionContext:
         states = {(lab, k): on for lab, k, on, _, _ in self.store.skill_states(self.session_id)}
         if not states.get((label, key)):
             raise NotFound(f"skill {key!r} of block {label!r} is not loaded")
-        with self.writing(label, {"action": "unload", "key": key}):
+        with self.writing(events.context_updated(label, "unload", key=key)):
             head = self.history.head(block)
             self.store.set_skill_state(self.session_id, label, key, loaded=False)
             self.history.record(block, head, action="unload", key=key)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
+from . import events
 from .blocks import ContextBlock, ContextEntry, PromptStatus
 from .errors import InvalidInput, NotFound
 from .inputs import check_id
@@ -69,8 +70,8 @@ class ContextMethods:
         with self.storage.transaction():
             prompt = self.context.refresh_system_prompt()
             _, frozen_at = self.context.frozen_prompt()
-            self.emit("prompt.refreshed", {
-                "frozen_at": frozen_at.isoformat() if frozen_at is not None else None})
+            self.emit(events.prompt_refreshed(
+                frozen_at.isoformat() if frozen_at is not None else None))
         auto.forget_estimate(self)
         return prompt
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from .config import SessionConfig
     from .context import SessionContext
-    from .events import EventType, Status
+    from .events import Payload, Status
     from .messages import Message
     from .storage import SessionStorage
     from .tree import Compaction
@@ -51,7 +51,7 @@ class SessionHost(Protocol):
 
     def freeze_system_prompt(self) -> str: ...
 
-    def emit(self, type: EventType, data: Mapping[str, Any]) -> None: ...
+    def emit(self, payload: Payload) -> None: ...
 
     def set_status(self, status: Status) -> None: ...
 

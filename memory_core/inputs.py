@@ -5,6 +5,7 @@ raises InvalidInput naming the argument, before anything is stored."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidInput
@@ -22,7 +23,8 @@ from .limits import (
 
 def check_id(value: Any, what: str) -> str:
     if not is_id(value):
-        raise InvalidInput(f"{what} must be a string of 1 to {MAX_ID_LENGTH} characters")
+        raise InvalidInput(f"{what} must be a string of 1 to {MAX_ID_LENGTH} characters",
+                           field=what)
     return value
 
 
@@ -34,12 +36,29 @@ def parent_choice(parent_id: Any, root: Any) -> str | None:
     """The parent an append names: an id, or None for the latest leaf (root=False) or for
     no parent at all (root=True). Naming both a parent and root is refused."""
     if not isinstance(root, bool):
-        raise InvalidInput("root must be true or false")
+        raise InvalidInput("root must be true or false", field="root")
     parent = optional_id(parent_id, "parent_id")
     if root and parent is not None:
         raise InvalidInput("give parent_id or root, not both: root=true starts a new root "
                            "message, which has no parent")
     return parent
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an append goes, checked once (`placement`): under `parent_id`, else the
+    latest leaf, or (root) as a new root; `if_latest` as append_message takes it. An
+    append given one (`at=`) does not check it again."""
+
+    parent_id: str | None = None
+    root: bool = False
+    if_latest: str | None = None
+
+
+def placement(parent_id: Any = None, root: Any = False, if_latest: Any = None) -> Placement:
+    """The rule for an append's parent_id, root and if_latest (InvalidInput naming the
+    field, except for a parent and root given together)."""
+    return Placement(parent_choice(parent_id, root), root, optional_id(if_latest, "if_latest"))
 
 
 def page_limit(value: Any) -> int:

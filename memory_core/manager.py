@@ -9,11 +9,12 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
+from . import events
 from .blocks import BlockSpec
 from .compaction import CompactFunction
 from .config import CompactionListener, ErrorHandler, SessionConfig, default_config
 from .errors import InvalidInput, NotFound
-from .events import EventSink, EventType
+from .events import UPDATED_FIELDS, USAGE_FIELDS, EventSink, UpdatedField
 from .hybrid import SearchResults, search_messages
 from .inputs import (
     agent_id_of,
@@ -33,8 +34,6 @@ from .storage import DEFAULT_STORAGE, SessionStorage, load_storage
 from .tokens import TokenCounter
 from .tools import Tool, export, session_search_tool
 from .tree import SUMMARY_PREFIX, Compaction
-
-USAGE_FIELDS = ("input_tokens", "output_tokens", "estimated_cost")
 
 
 class SessionManager:
@@ -140,11 +139,11 @@ class SessionManager:
     def announce_new(self, session_id: str) -> None:
         """A new session (created, forked, continued, imported) announces itself with its
         status, inside the transaction that stored it: its first event, seq 1."""
-        self.bind(session_id).emit("session.status", {"status": "idle"})
+        self.bind(session_id).emit(events.session_status("idle"))
 
-    def _changed(self, session_id: str, event: EventType, info: SessionInfo,
-                 fields: Iterable[str]) -> None:
-        self.bind(session_id).emit(event, {f: getattr(info, f) for f in fields})
+    def _changed(self, session_id: str, info: SessionInfo,
+                 fields: Iterable[UpdatedField]) -> None:
+        self.bind(session_id).emit(events.session_updated(info, fields))
 
     def get(self, session_id: str) -> SessionInfo | None:
         if not isinstance(session_id, str) or not session_id:
@@ -159,7 +158,7 @@ class SessionManager:
         session_id = check_id(session_id, "session_id")
         with self.storage.transaction():
             info = self.storage.update_session(self.agent_id, session_id, name=session_name(name))
-            self._changed(session_id, "session.renamed", info, ["name"])
+            self.bind(session_id).emit(events.session_renamed(info.name))
         return info
 
     def delete(self, session_id: str) -> bool:
@@ -170,7 +169,7 @@ class SessionManager:
                 return False
             # Announced before the rows go: the sink numbers it from the session's row
             # (its outbox row goes with the session; the frame is still published).
-            self.bind(session_id).emit("session.deleted", {})
+            self.bind(session_id).emit(events.session_deleted())
             return self.storage.delete_session(self.agent_id, session_id)
 
     def delete_agent_sessions(self) -> int:
@@ -186,7 +185,7 @@ class SessionManager:
     def _update(self, session_id: str, **fields: Any) -> SessionInfo:
         with self.storage.transaction():
             info = self.storage.update_session(self.agent_id, session_id, **fields)
-            self._changed(session_id, "session.updated", info, fields)
+            self._changed(session_id, info, [f for f in UPDATED_FIELDS if f in fields])
         return info
 
     def update(self, session_id: str, *, model: str | None = None,
@@ -244,7 +243,7 @@ class SessionManager:
         with self.storage.transaction():
             info = self.storage.add_usage(self.agent_id, session_id, input_tokens=input_tokens,
                                           output_tokens=output_tokens, cost=float(cost))
-            self._changed(session_id, "session.updated", info, USAGE_FIELDS)
+            self._changed(session_id, info, USAGE_FIELDS)
         return info
 
     # ----------------------------------------------------------------- messages

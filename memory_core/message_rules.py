@@ -22,15 +22,18 @@ class CheckedMessage:
     metadata: dict[str, Any]
     id: str | None  # None: Arbor makes one
     created_at: datetime | None = None
+    from_json: bool = False  # values as decoded from JSON text (check_message)
 
     def with_id(self, raw_id: Any) -> CheckedMessage:
         """The same message under another id (e.g. the one in a URL)."""
         return replace(self, id=_message_id(raw_id))
 
 
-def check_message(message: Any) -> CheckedMessage:
+def check_message(message: Any, *, from_json: bool = False) -> CheckedMessage:
     """Raise InvalidInput (with `field` naming the field, when one is at fault) unless the
-    message (a Message or a dict of its shape) meets every rule."""
+    message (a Message or a dict of its shape) meets every rule. from_json: its values
+    are just decoded from JSON text (a request body), so storing them needs no round
+    trip through JSON to become what a read returns."""
     data = message._asdict() if hasattr(message, "_asdict") else message
     if not isinstance(data, Mapping):
         raise InvalidInput("message must be an object with role and parts")
@@ -45,7 +48,8 @@ def check_message(message: Any) -> CheckedMessage:
     created_at = data.get("created_at")
     return CheckedMessage(role=role, parts=parts, metadata=metadata or {},
                           id=_message_id(data.get("id")),
-                          created_at=created_at if isinstance(created_at, datetime) else None)
+                          created_at=created_at if isinstance(created_at, datetime) else None,
+                          from_json=from_json)
 
 
 def _message_id(raw_id: Any) -> str | None:

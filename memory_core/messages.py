@@ -189,9 +189,12 @@ def prepare(
     parts = _shrink_tool_outputs(checked.parts, max_tool_output)
     parts_json = dumps(parts, "parts")
     metadata_json = dumps(checked.metadata, "metadata")
-    # Round-trip so what we compare and return is exactly what a read returns.
-    parts = orjson.loads(parts_json)
-    metadata = orjson.loads(metadata_json)
+    metadata = checked.metadata
+    if not checked.from_json:
+        # Round-trip so what we compare and return is exactly what a read returns (a
+        # request body's values already are: decoded from JSON, they need no second pass).
+        parts = orjson.loads(parts_json)
+        metadata = orjson.loads(metadata_json)
     return NewMessage(
         id=message_id,
         role=checked.role,

@@ -10,17 +10,15 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from . import autocompact as auto
-from . import busy
-from . import chat as chat_turn
-from .async_steps import aturn
+from . import events
 from .config import SessionConfig, default_config
 from .context import SessionContext
 from .context_methods import ContextMethods
 from .errors import InvalidInput, NotFound
-from .events import Event, EventType, Status
+from .events import Event, Payload, Status
 from .history_page import history_page
 from .hybrid import SCOPES, SearchResults, search_messages
-from .inputs import as_list, check_id, optional_id, page_limit, parent_choice
+from .inputs import Placement, as_list, check_id, optional_id, page_limit, parent_choice, placement
 from .message_rules import CheckedMessage
 from .messages import Message, NewMessage, prepare
 from .search import clamp_limit
@@ -34,15 +32,17 @@ from .tree import (
     hide_unloaded_skills,
     leaf_paths,
 )
+from .turn_methods import TurnMethods
 
 MessageInput = Message | Mapping[str, Any] | CheckedMessage
 
 
-class Session(ContextMethods):
+class Session(ContextMethods, TurnMethods):
     """A conversation tree. Get one from `SessionManager.get_session()`.
 
     Its context blocks, prompt and skills methods come from ContextMethods
-    (context_methods.py); the message tree's are here."""
+    (context_methods.py), its turns' and compaction's from TurnMethods (turn_methods.py);
+    the message tree's are here."""
 
     def __init__(
         self, storage: SessionStorage, *, agent_id: str, session_id: str,
@@ -55,7 +55,7 @@ class Session(ContextMethods):
         self.context = SessionContext(
             storage, agent_id=agent_id, session_id=session_id,
             declared=list(self.config.declared.values()), counter=self.config.token_counter,
-            file_skills=self.config.file_skills, writing=self._context_writing,
+            file_skills=self.config.file_skills, writing=self.writing,
             keep=self.config.block_versions,
         )
         self._extra_tools = list(extra_tools)
@@ -66,40 +66,40 @@ class Session(ContextMethods):
         return f"<Session {self.id}>"
 
     # ------------------------------------------------------------------ events
-    def emit(self, type: EventType, data: Mapping[str, Any]) -> None:
+    def emit(self, payload: Payload) -> None:
         """Announce through the configured sink: the one place the engine emits. Call it
-        inside the write's `storage.transaction()` (ephemeral message.delta: anywhere)."""
-        self.config.events.emit(Event(type, self.id, dict(data)))
+        inside the write's `storage.transaction()` (ephemeral message.delta: anywhere).
+        `payload` comes from one of events.py's constructors."""
+        self.config.events.emit(Event(payload.type, self.id, payload.data))
 
     @contextmanager
-    def writing(self, type: EventType, data: Mapping[str, Any]) -> Iterator[None]:
+    def writing(self, payload: Payload) -> Iterator[None]:
         """The body's writes and then this event, in one transaction."""
         with self.storage.transaction():
             yield
-            self.emit(type, data)
-
-    def _context_writing(self, label: str, data: dict[str, Any]) -> Any:
-        return self.writing("context.updated", {"label": label, **data})
+            self.emit(payload)
 
     def set_status(self, status: Status) -> None:
         """Store and announce what the session is doing (idle, thinking, compacting, error)."""
-        with self.writing("session.status", {"status": status}):
+        with self.writing(events.session_status(status)):
             self.storage.set_status(self.id, status)
 
     def _appended(self, stored: Message, *, under: str | None, root: bool = False,
-                  into: list[Event] | None = None) -> None:
+                  branch: bool | None = None, into: list[Event] | None = None) -> None:
         """message.appended, and branch.created when it is not its parent's first child or
         the first root (only possible under an explicit parent or as a new root: the
-        latest leaf has no children). into: collected there, not emitted."""
-        events = into if into is not None else []
-        events.append(Event("message.appended", self.id,
-                            {"message": stored.to_dict(), "parent_id": stored.parent_id}))
-        if (under is not None or root) and self.storage.is_branch(self.id, stored):
-            events.append(Event("branch.created", self.id,
-                                {"message_id": stored.id, "parent_id": stored.parent_id}))
-        if into is None:
-            for event in events:
-                self.config.events.emit(event)
+        latest leaf has no children). `branch`: the answer of the write that stored it,
+        when it gave one. into: collected there (as Events), not emitted."""
+        payloads = [events.message_appended(stored)]
+        if branch is None:
+            branch = (under is not None or root) and self.storage.is_branch(self.id, stored)
+        if branch:
+            payloads.append(events.branch_created(stored))
+        for payload in payloads:
+            if into is None:
+                self.emit(payload)
+            else:
+                into.append(Event(payload.type, self.id, payload.data))
 
     # ------------------------------------------------------------------ writes
     def _prepare(self, message: MessageInput) -> NewMessage:
@@ -107,7 +107,7 @@ class Session(ContextMethods):
 
     def append_message(
         self, message: MessageInput, parent_id: str | None = None, *,
-        if_latest: str | None = None, root: bool = False,
+        if_latest: str | None = None, root: bool = False, at: Placement | None = None,
     ) -> Message:
         """Append under parent_id, else under the latest leaf; root=True: as a new root
         (no parent), even when the session has messages.
@@ -116,13 +116,14 @@ class Session(ContextMethods):
         refuses (Conflict) unless that message is still the latest leaf. Appending an
         existing id is idempotent for the same content and a Conflict otherwise.
         Raises NotFound for an unknown parent, InvalidInput for parent_id with root.
+        `at`: the three already checked (inputs.placement), instead of them.
         """
         new = self._prepare(message)
-        parent, latest = parent_choice(parent_id, root), optional_id(if_latest, "if_latest")
+        at = at or placement(parent_id, root, if_latest)
         with self.storage.transaction():
-            stored = self.storage.append(self.id, new, parent_id=parent, if_latest=latest,
-                                         root=root)
-            self._appended(stored, under=parent, root=root)
+            stored, _, branch = self.storage.append(self.id, new, parent_id=at.parent_id,
+                                                    if_latest=at.if_latest, root=at.root)
+            self._appended(stored, under=at.parent_id, branch=branch)
         self._after_append(stored)
         return stored
 
@@ -134,12 +135,12 @@ class Session(ContextMethods):
         new = self._prepare(message)
         parent = parent_choice(parent_id, root)
         with self.storage.transaction():
-            existed = new.id_given and self.storage.get_message(self.id, new.id) is not None
-            stored = self.storage.append(self.id, new, parent_id=parent, upsert=True, root=root)
+            stored, existed, branch = self.storage.append(self.id, new, parent_id=parent,
+                                                          upsert=True, root=root)
             if existed:
-                self.emit("message.updated", {"message": stored.to_dict()})
+                self.emit(events.message_updated(stored))
             else:
-                self._appended(stored, under=parent, root=root)
+                self._appended(stored, under=parent, branch=branch)
         self._after_append(stored)
         return stored
 
@@ -150,29 +151,30 @@ class Session(ContextMethods):
             raise InvalidInput("update_message needs the id of the message to update")
         with self.storage.transaction():
             updated = self.storage.update(self.id, new)
-            self.emit("message.updated", {"message": updated.to_dict()})
+            self.emit(events.message_updated(updated))
         auto.forget_estimate(self)
         return updated
 
     def append_messages(
         self, messages: Iterable[MessageInput], parent_id: str | None = None, *,
-        root: bool = False,
+        root: bool = False, at: Placement | None = None,
     ) -> list[Message]:
         """Append each under the previous one, atomically; the first as append_message
-        places it (root=True: a new root)."""
+        places it (root=True: a new root; `at`: both already checked)."""
         prepared = [self._prepare(m) for m in as_list(messages)]
-        parent = parent_choice(parent_id, root)
+        at = at or placement(parent_id, root)
+        parent, root = at.parent_id, at.root
         with self.storage.transaction():
             stored = self.storage.append_chain(self.id, prepared, parent_id=parent, root=root)
-            events: list[Event] = []  # stored at once by a sink that can (Django's)
+            collected: list[Event] = []  # stored at once by a sink that can (Django's)
             for i, message in enumerate(stored):
                 self._appended(message, under=parent if i == 0 else None, root=root and i == 0,
-                               into=events)
+                               into=collected)
             many = getattr(self.config.events, "emit_many", None)
             if many is not None:
-                many(events)
+                many(collected)
             else:
-                for event in events:
+                for event in collected:
                     self.config.events.emit(event)
         self._after_append(stored[-1] if stored else None)
         return stored
@@ -186,14 +188,13 @@ class Session(ContextMethods):
         with self.storage.transaction():
             deleted = self.storage.delete_messages(self.id, wanted)
             if deleted:
-                self.emit("messages.deleted", {"ids": list(dict.fromkeys(wanted)),
-                                               "count": deleted})
+                self.emit(events.messages_deleted(list(dict.fromkeys(wanted)), deleted))
         auto.forget_estimate(self)
         return deleted
 
     def clear_messages(self) -> None:
         """Remove every message, overlay and search row of this session."""
-        with self.writing("messages.deleted", {"all": True}):
+        with self.writing(events.messages_cleared()):
             self.storage.clear(self.id)
         auto.forget_estimate(self)
 
@@ -315,7 +316,7 @@ class Session(ContextMethods):
         with self.storage.transaction():
             overlay = self.storage.add_compaction(self.id, summary=summary, from_id=start,
                                                   to_id=end)
-            self.emit("compaction.completed", {"compaction": overlay.to_dict()})
+            self.emit(events.compaction_completed(overlay))
         auto.forget_estimate(self)
         return overlay
 
@@ -328,67 +329,8 @@ class Session(ContextMethods):
         with self.storage.transaction():
             if not self.storage.remove_compaction(self.id, wanted):
                 raise NotFound(f"compaction {compaction_id} not found")
-            self.emit("compaction.removed", {"compaction_id": wanted})
+            self.emit(events.compaction_removed(wanted))
         auto.forget_estimate(self)
-
-    # ------------------------------------------------------------------ chat
-    def chat(self, content: str, parent_id: str | None = None, stream: bool = False, *,
-             root: bool = False) -> Any:
-        """Run one assistant turn with the configured model and store every step.
-
-        Appends the user message (under parent_id, else the latest leaf; root=True: as a
-        new root), sends the frozen prompt, history and tools, runs tool calls until the
-        model answers. Chatting under an earlier message makes a branch (edit-and-resend:
-        under the original's parent). Returns the stored final assistant Message; with
-        stream=True, an iterator of events (text_delta, tool_call, tool_result, done).
-        """
-        return chat_turn.start(self, chat_turn.Ask(content, parent_id, root), stream=stream)
-
-    def regenerate(self, message_id: str, stream: bool = False) -> Any:
-        """A new answer beside the assistant message message_id: the model sees the path
-        up to its parent, and the answer is stored under that parent (a branch). Returns
-        what chat() returns. Raises NotFound; InvalidInput for a message that is not an
-        assistant's or has no parent."""
-        return chat_turn.start(self, chat_turn.Ask(regenerate=message_id), stream=stream)
-
-    async def achat(self, content: str, parent_id: str | None = None, stream: bool = False, *,
-                    root: bool = False) -> Any:
-        """Async twin of chat(); with stream=True an async iterator of the same events."""
-        return await aturn(self, chat_turn.Ask(content, parent_id, root), stream=stream)
-
-    async def aregenerate(self, message_id: str, stream: bool = False) -> Any:
-        """Async twin of regenerate(), as achat() is of chat()."""
-        return await aturn(self, chat_turn.Ask(regenerate=message_id), stream=stream)
-
-    def request_stop(self) -> bool:
-        """Ask this session's running turn to stop, wherever it runs (another thread or
-        worker process): the request is stored, and a streaming turn checks for it every
-        STOP_CHECK_SECONDS, keeps the partial answer (metadata.interrupted) and ends with
-        `done`. A non-streaming turn stops only between model calls (before the next step
-        of its tool loop). Returns False, storing nothing, when no turn is running
-        (status not "thinking"). A turn that died with its process (busy.py) is not
-        waited for: the session is freed, status "error", and this returns False."""
-        if busy.free_if_gone(self):
-            return False
-        with self.storage.transaction():
-            stopping = self.storage.set_stop(self.id, requested=True)
-            if stopping:
-                self.emit("session.status", {"status": "thinking", "stopping": True})
-        return stopping
-
-    # ------------------------------------------------------------ compaction
-    def compact(self) -> Compaction | None:
-        """Run the configured compact function now (default: the offline summariser).
-
-        Returns the new overlay, or None when compacting would not shrink the history.
-        Raises CompactionError when the summariser fails; nothing is lost then.
-        """
-        return auto.compact_now(self)
-
-    def compaction_status(self) -> dict[str, Any]:
-        """{error, failed_at, retry_at} of the last failed automatic compaction."""
-        error, failed_at, retry_at = self.storage.compaction_state(self.id)
-        return {"error": error or None, "failed_at": failed_at, "retry_at": retry_at}
 
     def _after_append(self, appended: Message | None = None) -> None:
         if self.config.compact_threshold is not None:
@@ -409,7 +351,6 @@ class Session(ContextMethods):
     aget_path_page = sync_to_async(get_path_page)
     aget_history_page = sync_to_async(get_history_page)
     aget_leaf_paths = sync_to_async(get_leaf_paths)
-    arequest_stop = sync_to_async(request_stop)
     aget_path_length = sync_to_async(get_path_length)
     aget_tree = sync_to_async(get_tree)
     aget_message_count = sync_to_async(get_message_count)
@@ -417,6 +358,4 @@ class Session(ContextMethods):
     aadd_compaction = sync_to_async(add_compaction)
     aget_compactions = sync_to_async(get_compactions)
     aremove_compaction = sync_to_async(remove_compaction)
-    acompact = sync_to_async(compact)
-    acompaction_status = sync_to_async(compaction_status)
     aset_status = sync_to_async(set_status)

@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .embedding import Vector
 from .messages import Message, NewMessage, SessionInfo
@@ -21,6 +21,14 @@ from .tree import Compaction, PathPage, TreeRow
 from .versions import BlockVersion
 
 DEFAULT_STORAGE = "sessions_app.storage.OrmStorage"
+
+
+class Appended(NamedTuple):
+    """What `SessionStorage.append` stored, and what the write learnt doing it."""
+
+    message: Message
+    existed: bool  # the id was stored already (an unchanged replay, or rewritten: upsert)
+    branch: bool  # it has a sibling: its parent had a child (roots: the session a message)
 
 
 class EncodedPath(list[Message]):
@@ -215,12 +223,13 @@ class SessionStorage(ContextStorage, Protocol):
     def append(
         self, session_id: str, new: NewMessage, *, parent_id: str | None,
         if_latest: str | None = None, upsert: bool = False, root: bool = False,
-    ) -> Message:
+    ) -> Appended:
         """Store under parent_id, else (root: with no parent) under the latest leaf,
         serialised per session.
 
         Raises NotFound (session or parent), Conflict (same id with other content
-        unless upsert; if_latest that is no longer the leaf).
+        unless upsert; if_latest that is no longer the leaf). The write tells whether
+        the message started a branch (`Appended.branch`): nobody asks again.
         """
 
     def append_chain(

@@ -2,7 +2,7 @@
 settings.ARBOR_LLM_*, ARBOR_ANTHROPIC_API_KEY, ARBOR_DEMO_STREAM_DELAY and
 ARBOR_MAX_TOOL_OUTPUT_CHARS, ARBOR_BLOCK_VERSIONS (arbor/settings.py fills them from the environment;
 the embedder for search by meaning comes from semantic/config.py); every session's writes emit through
-the Channels sink (sessions_app/events.py). Installed once, from SessionsAppConfig.ready()."""
+the Channels sink (sessions_app/live/events.py). Installed once, from SessionsAppConfig.ready()."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from memory_core.llm import DemoModel, LLMClient, client_from_config, set_defaul
 from memory_core.messages import MAX_TOOL_OUTPUT_CHARS
 from memory_core.versions import DEFAULT_KEEP
 
-from .events import ChannelsSink
+from .live.events import ChannelsSink
 from .providers import FileSkills
 from .semantic import config as semantic_config
 

@@ -10,43 +10,22 @@ from __future__ import annotations
 
 import logging
 
-from django.db import connection, transaction
 from django.utils import timezone
 
-from . import events, models
+from . import models
+from .live import events
+from .storage import outbox
 
 log = logging.getLogger(__name__)
 
-PRUNE_BATCH = 200  # sessions per transaction
 RETRY_BATCH = 20  # compactions retried per run
-
-# A session's outbox rows that fell out of its window (the last `retention` seqs): one
-# index range of the unique (session, seq).
-PRUNE_OUTBOX = "DELETE FROM arbor_session_event WHERE session_key = %s AND seq <= %s"
-
 
 def prune_outbox() -> int:
     """Outbox rows past each session's retention (ARBOR_EVENT_RETENTION), deleted in
     batches of sessions, one short transaction each; how many. Writes prune as they go,
     every PRUNE_EVERY events; this catches what they leave: up to PRUNE_EVERY rows a
     session, and every row past a lowered retention."""
-    from .dialects import current
-
-    keep, deleted, after = events.retention(), 0, -1
-    while True:
-        batch = list(models.Session.objects.filter(event_seq__gt=keep, key__gt=after)
-                     .order_by("key").values_list("key", "event_seq")[:PRUNE_BATCH])
-        if not batch:
-            break
-        with transaction.atomic(), connection.cursor() as cur:
-            for key, seq in batch:
-                cur.execute(PRUNE_OUTBOX, [key, seq - keep])
-                deleted += max(cur.rowcount, 0)
-        after = batch[-1][0]
-    if deleted:
-        with connection.cursor() as cur:
-            current().give_back_free_pages(cur)  # SQLite: the file shrinks
-    return deleted
+    return outbox.prune_past(events.retention())
 
 
 def retry_compactions() -> int:

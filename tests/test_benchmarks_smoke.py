@@ -28,8 +28,8 @@ KEYS = {
     "search_session_sql", "search_agent_sql", "prompt_render", "set_context", "compaction_check",
     "compaction_check_queries", "history_10_overlays", "http_append", "http_history",
     "live_append_10", "live_append_100", "live_append_100_burst", "fan_out_one_p50",
-    "fan_out_one_p99", "chat_page", "bulk_append_all", "bulk_batch_api", "bulk_fork",
-    "bulk_import_arbor", "bulk_import_chatgpt",
+    "fan_out_one_p99", "chat_page", "live_tabs_render", "live_tabs_queries",
+    "bulk_append_all", "bulk_batch_api", "bulk_fork", "bulk_import_arbor", "bulk_import_chatgpt",
 }
 ACROSS_WORKERS = {"fan_out_two_p50", "fan_out_two_p99"}  # only where Redis answers
 SQLITE_ONLY = {"db_size", "db_size_burst"}  # the files on disk beside SQLiteSession's

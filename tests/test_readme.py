@@ -197,3 +197,21 @@ def check_python_examples(out: str) -> None:
     # The Agents SDK session section: memory, a branch, usage, turns found by search.
     assert "You said: My name is Ada | I live in Lisbon | Where do I live?" in out
     assert "You said: My name is Ada | I live in Porto\n['main', 'porto']" in out, out
+
+
+def test_the_event_table_lists_every_type_with_its_payload_keys():
+    """The "Watching a session live" table against memory_core/events.py's payloads."""
+    from memory_core.events import EVENT_TYPES, PAYLOADS
+
+    text = README.read_text()
+    start = text.index("| Event | `data` | When |")
+    rows = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        event, data = (cell.strip() for cell in line.strip("|").split("|")[:2])
+        rows[event.strip("`")] = set(re.findall(r"`(\w+)`", data))
+    assert list(rows) == list(EVENT_TYPES)
+    for event, keys in rows.items():
+        declared = PAYLOADS[event]
+        assert keys == set(declared.__required_keys__ | declared.__optional_keys__), event

@@ -14,17 +14,15 @@ from memory_core import Message, NotFound
 
 from ..access import session_for
 from ..storage.paths import message_dicts
+from .message_schemas import AppendIn, BatchIn, UpdateIn
 from .render import dumps, json_response
 from .schemas import (
-    AppendIn,
-    BatchIn,
     HistoryOut,
     LeafOut,
     MessageList,
     MessageOut,
     PathsOut,
     TreeOut,
-    UpdateIn,
     errors,
 )
 from .schemas import Id as IdText
@@ -50,8 +48,7 @@ def append_message(request: HttpRequest, session_id: str, body: AppendIn) -> Any
     """Append under parent_id, else under the latest leaf (root: as a new root). The same
     id with the same content is idempotent; with other content, 409."""
     session = session_for(request.auth, session_id)
-    message = session.append_message(body.message.checked, parent_id=body.parent_id,
-                                     if_latest=body.if_latest, root=body.root)
+    message = session.append_message(body.message.checked, at=body.at)
     return json_response(message.to_dict(), status=201)  # the engine's shape: no second check
 
 
@@ -60,8 +57,7 @@ def append_batch(request: HttpRequest, session_id: str, body: BatchIn) -> Any:
     """Append messages in order, each the parent of the next; all or nothing. The first
     goes under parent_id, else the latest leaf (root: as a new root)."""
     session = session_for(request.auth, session_id)
-    stored = session.append_messages([m.checked for m in body.messages],
-                                     parent_id=body.parent_id, root=body.root)
+    stored = session.append_messages([m.checked for m in body.messages], at=body.at)
     return json_response({"items": [m.to_dict() for m in stored]}, status=201)
 
 

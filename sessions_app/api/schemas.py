@@ -16,19 +16,14 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
-    PrivateAttr,
     StringConstraints,
-    ValidationError,
     ValidationInfo,
     model_serializer,
     model_validator,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from memory_core import limits as lim
-from memory_core.errors import InvalidInput
 from memory_core.limits import Kind, Role, Scope
-from memory_core.message_rules import CheckedMessage, check_message
 
 NO_NUL = lim.NO_NUL_PATTERN
 Id = Annotated[str, StringConstraints(min_length=1, max_length=lim.MAX_ID_LENGTH, pattern=NO_NUL)]
@@ -236,62 +231,8 @@ class CompactOut(Schema):
 
 
 # ----------------------------------------------------------------- messages
-Part = dict[str, Any]
-
-
-class MessageIn(In):
-    """JSON types only: the engine's check_message applies the message rules, once, and
-    the checked message is what the view hands the engine (see `checked`)."""
-
-    id: Annotated[str, StringConstraints(min_length=1)] | None = Field(
-        None, description="Optional; Arbor makes one when absent.",
-        json_schema_extra={"maxLength": lim.MAX_ID_LENGTH})
-    role: str = Field(json_schema_extra={"enum": list(lim.ROLES)})
-    parts: list[Part] | None = Field(None, max_length=lim.MAX_PARTS, description=(
-        "AI SDK UIMessage parts: {type: 'text', text}, {type: 'reasoning', text}, tool "
-        "parts; known types must have their fields of the right type, unknown types are "
-        "stored unchanged. Give parts or content."))
-    content: Text | None = Field(None, description=(
-        "Shorthand for parts: [{type: 'text', text: content}]. Give parts or content."))
-    metadata: dict[str, Any] | None = None
-
-    _checked: CheckedMessage = PrivateAttr()
-
-    @model_validator(mode="after")
-    def _engine_rules(self) -> MessageIn:
-        try:
-            self._checked = check_message(self.model_dump(exclude_none=True))
-        except InvalidInput as exc:  # a 422 naming the field, like the type errors
-            loc = (exc.field,) if exc.field else ()
-            raise ValidationError.from_exception_data("MessageIn", [InitErrorDetails(
-                type=PydanticCustomError("invalid", exc.detail), loc=loc, input=None)]) from None
-        return self
-
-    @property
-    def checked(self) -> CheckedMessage:
-        return self._checked
-
-
+# (what an append or edit takes: message_schemas.py)
 ROOT_DOC = "A new root message (no parent), even in a session with messages; with parent_id, 422."
-
-
-class AppendIn(In):
-    message: MessageIn
-    parent_id: Id | None = Field(None, description="Default: the latest leaf. A parent that "
-                                 "has children makes a branch.")
-    if_latest: Id | None = Field(None, description="Refuse (409) unless this message is still "
-                                 "the latest leaf.")
-    root: bool = Field(False, description=ROOT_DOC)
-
-
-class BatchIn(In):
-    messages: list[MessageIn] = Field(min_length=1, max_length=lim.MAX_BATCH)
-    parent_id: Id | None = None
-    root: bool = Field(False, description="The first message: " + ROOT_DOC)
-
-
-class UpdateIn(In):
-    message: MessageIn
 
 
 class MessageOut(Schema):

@@ -17,7 +17,7 @@ from memory_core.tree import PathPage, SiblingInfo, TreeRow
 from .. import dialects
 from . import sql
 from .overlays import Views, read_views
-from .paths import find, leaf, row_message
+from .paths import find, has_sibling, leaf, row_message
 
 
 def sibling_info(siblings: Sequence[str], message_id: str) -> SiblingInfo | None:
@@ -97,17 +97,7 @@ class Branches:
         """Whether a stored message has a sibling besides itself (it started a branch);
         roots are siblings of each other."""
         with connection.cursor() as cur:
-            if message.parent_id is None:
-                cur.execute(f"SELECT 1 FROM arbor_message WHERE session_key = {sql.SESSION_KEY} "
-                            "AND parent_seq IS NULL AND message_id <> %s LIMIT 1",
-                            [session_id, message.id])
-                return cur.fetchone() is not None
-            cur.execute(
-                "SELECT 1 FROM arbor_message p JOIN arbor_message c ON c.parent_seq = p.seq "
-                f"WHERE p.session_key = {sql.SESSION_KEY} AND p.message_id = %s "
-                "AND c.message_id <> %s LIMIT 1",
-                [session_id, message.parent_id, message.id])
-            return cur.fetchone() is not None
+            return has_sibling(cur, session_id, message)
 
     def views(self, session_id: str) -> Views:
         with connection.cursor() as cur:

@@ -21,7 +21,7 @@ from .. import models
 from . import actor, path_cache
 
 # The outbox's events that carry derived content (a compaction's summary of the messages
-# it covers); message events hold a reference only (events.py BY_REFERENCE).
+# it covers); message events hold a reference only (live/events.py BY_REFERENCE).
 ERASED = '{"compaction":null,"erased":true}'
 ALL_OVERLAYS = (-1,)  # `overlays` for a deletion of every message: all of the session's
 

@@ -19,12 +19,14 @@ from django.db import connection, transaction
 from memory_core.errors import Conflict, NotFound
 from memory_core.messages import Message, NewMessage, now, tool_calls_in
 from memory_core.search import index_tokens
+from memory_core.storage import Appended
 
 from .. import dialects
 from . import bulk, erasure, hot, sql
 from .paths import (  # (bulk writes: the GC paused as for long reads)
     _no_gc,
     find,
+    has_sibling,
     leaf,
     raise_missing_parent,
 )
@@ -32,7 +34,8 @@ from .rows import MessageRow, message_scope
 from .versions import VersionRows
 
 # What an append did: inserted a row, found the same message stored, or rewrote it.
-INSERTED, UNCHANGED, REWRITTEN = "inserted", "unchanged", "rewritten"
+# BRANCHED: inserted, beside a sibling (under a parent that had a child, or a new root)
+INSERTED, UNCHANGED, REWRITTEN, BRANCHED = "inserted", "unchanged", "rewritten", "branched"
 
 
 _engine = threading.local()
@@ -127,7 +130,7 @@ class Messages(VersionRows):
         parent_id: str | None, if_latest: str | None, upsert: bool, root: bool = False,
         new_parent: bool = False,
     ) -> tuple[Message, str]:
-        """Inside a locked transaction: (message, INSERTED/UNCHANGED/REWRITTEN). Decides
+        """Inside a locked transaction: (message, INSERTED/BRANCHED/UNCHANGED/REWRITTEN). Decides
         before writing: a Conflict or NotFound, or an unchanged replay, writes nothing.
         root: no parent (parent_id is None then), instead of the latest leaf. new_parent:
         parent_id was made by this transaction (a chain): it has no other child."""
@@ -147,27 +150,34 @@ class Messages(VersionRows):
             raise Conflict(f"message {if_latest} is no longer the latest leaf (now {now_leaf})",
                            current_leaf_id=now_leaf)
         parent = None if root else current
+        branched = False
         if parent_id is not None:
             if parent_id not in found:
                 raise_missing_parent(cur, session_id, parent_id)
             parent = (found[parent_id][0], parent_id)
             if not new_parent:
                 cur.execute(sql.MARK_BRANCH_UNDER, [session_id, parent[0]])
+                branched = cur.rowcount > 0
         elif root:
             cur.execute(sql.MARK_BRANCH_ROOT, [session_id, session_id])
-        return self._insert(cur, session_id, agent_id, new, parent), INSERTED
+            branched = cur.rowcount > 0
+        return self._insert(cur, session_id, agent_id, new, parent), \
+            BRANCHED if branched else INSERTED
 
     def append(
         self, session_id: str, new: NewMessage, *, parent_id: str | None,
         if_latest: str | None = None, upsert: bool = False, root: bool = False,
-    ) -> Message:
+    ) -> Appended:
         with write_transaction(), hot.cursor() as cur:
             agent_id = lock(cur, session_id)
-            message, _ = self._append_locked(
+            message, status = self._append_locked(
                 cur, session_id, agent_id, new, parent_id=parent_id, if_latest=if_latest,
                 upsert=upsert, root=root,
             )
-            return message
+            branch = status == BRANCHED
+            if status == UNCHANGED and not upsert and (parent_id is not None or root):
+                branch = has_sibling(cur, session_id, message)  # a replay: ask (rare)
+            return Appended(message, existed=status in (UNCHANGED, REWRITTEN), branch=branch)
 
     def append_chain(
         self, session_id: str, messages: Sequence[NewMessage], *, parent_id: str | None,
@@ -188,7 +198,7 @@ class Messages(VersionRows):
                     upsert=False, root=root and i == 0, new_parent=made,
                 )
                 out.append(message)
-                parent, made = message.id, status == INSERTED
+                parent, made = message.id, status in (INSERTED, BRANCHED)
         return out
 
     def _rewrite(

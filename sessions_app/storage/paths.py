@@ -275,3 +275,19 @@ def raise_missing_parent(cur: Any, session_id: str, parent_id: str) -> None:
     if cur.fetchone() is not None:
         raise Conflict(f"parent message {parent_id} belongs to another session")
     raise NotFound(f"parent message {parent_id} not found in session {session_id}")
+
+
+def has_sibling(cur: Any, session_id: str, message: Message) -> bool:
+    """Whether a stored message has a sibling besides itself (it started a branch);
+    roots are siblings of each other."""
+    if message.parent_id is None:
+        cur.execute(f"SELECT 1 FROM arbor_message WHERE session_key = {sql.SESSION_KEY} "
+                    "AND parent_seq IS NULL AND message_id <> %s LIMIT 1",
+                    [session_id, message.id])
+        return cur.fetchone() is not None
+    cur.execute(
+        "SELECT 1 FROM arbor_message p JOIN arbor_message c ON c.parent_seq = p.seq "
+        f"WHERE p.session_key = {sql.SESSION_KEY} AND p.message_id = %s "
+        "AND c.message_id <> %s LIMIT 1",
+        [session_id, message.parent_id, message.id])
+    return cur.fetchone() is not None

@@ -41,10 +41,13 @@ COUNT = ("UPDATE arbor_session SET updated_at = %s, message_count = message_coun
 ZERO_COUNTS = ("UPDATE arbor_session SET updated_at = %s, message_count = 0, search_tokens = 0, "
                "branched = FALSE WHERE id = %s")
 # Before a message goes under an explicit parent, or in as a new root: the session is
-# branched from now on if that parent already has a child (or the session a root).
-MARK_BRANCH_UNDER = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s AND NOT branched "
+# branched from now on if that parent already has a child (or the session a root). The
+# row count is the answer the append's events need: the new message starts a branch (1)
+# or is its parent's first child (0). (The session row is written in this transaction
+# anyway: its event counter.)
+MARK_BRANCH_UNDER = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s "
                      "AND EXISTS (SELECT 1 FROM arbor_message WHERE parent_seq = %s)")
-MARK_BRANCH_ROOT = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s AND NOT branched "
+MARK_BRANCH_ROOT = ("UPDATE arbor_session SET branched = TRUE WHERE id = %s "
                     f"AND EXISTS (SELECT 1 FROM arbor_message WHERE session_key = {SESSION_KEY})")
 # After a bulk insert (fork, import): whatever shape arrived. Grouped by an expression
 # (roots as 0: no seq is 0) so Postgres reads the session's rows by their index: grouped

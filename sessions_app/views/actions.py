@@ -1,6 +1,6 @@
 """What a person does to a conversation: send, edit, branch, regenerate, fork, stop.
 
-Turns run in the background (`turns.py`); the request answers 202 at once and the page
+Turns run in the background (`live/turns.py`); the request answers 202 at once and the page
 follows the answer through live events. The engine claims the session in the request
 (memory_core/busy.py), so a second turn while one runs is refused (409) here as at every
 other door; the page disables those actions meanwhile.
@@ -20,7 +20,8 @@ from django.views.decorators.http import require_POST
 from memory_core import Conflict, InvalidInput, Message, NotFound, Session, busy
 from memory_core.limits import MAX_NAME
 
-from .. import access, turns
+from .. import access
+from ..live import turns
 from .chat import message_context
 from .common import go, session_or_404, session_row_or_404
 
@@ -32,18 +33,24 @@ def _text(request: HttpRequest) -> str | None:
     return content if content.strip() else None
 
 
-def _start_turn(session: Session, turn: Callable[[], Any]) -> HttpResponse | None:
-    """Start the turn here (the engine claims the session and announces `thinking`
-    before the request answers, so the page disables what would race it at once), then
-    drain it in the background. The refusal, when the engine refuses."""
+WRITE_FIRST = "Write a message first."
+BRANCH_GONE = "The branch you were on is gone; reload the page."
+
+
+def _start_turn(session: Session, turn: Callable[[], Any], *,
+                gone: str | None = None) -> HttpResponse | None:
+    """Start the turn here (the engine checks its input once, then claims the session and
+    announces `thinking` before the request answers, so the page disables what would
+    race it at once), then drain it in the background. The refusal, when the engine
+    refuses, in the page's words (`gone`: what a NotFound means here)."""
     try:
         events = turn()
     except Conflict:
         return HttpResponse(BUSY, status=409)
     except NotFound as exc:
-        return HttpResponse(exc.detail, status=404)
+        return HttpResponse(gone, status=409) if gone else HttpResponse(exc.detail, status=404)
     except InvalidInput as exc:
-        return HttpResponse(exc.detail, status=422)
+        return HttpResponse(WRITE_FIRST if exc.field == "content" else exc.detail, status=422)
     turns.start(lambda: events, name=session.id)
     return None
 
@@ -60,14 +67,11 @@ def _accepted(message_id: str | None = None) -> HttpResponse:
 def send(request: HttpRequest, session_id: str) -> HttpResponse:
     """A user message under the branch on screen (`parent_id`, its leaf), then the answer."""
     session = session_or_404(request, session_id)
-    content = _text(request)
-    if content is None:
-        return HttpResponse("Write a message first.", status=422)
+    content = request.POST.get("content", "")  # checked by the engine, once
     parent_id = request.POST.get("parent_id") or None
-    if parent_id is not None and session.get_message(parent_id) is None:
-        return HttpResponse("The branch you were on is gone; reload the page.", status=409)
     refused = _start_turn(
-        session, lambda: session.chat(content, parent_id=parent_id, stream=True))
+        session, lambda: session.chat(content, parent_id=parent_id, stream=True),
+        gone=BRANCH_GONE)
     return refused or _accepted()
 
 

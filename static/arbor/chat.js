@@ -46,11 +46,20 @@
   }
 
   // --- fragments ----------------------------------------------------------------
+  // A live message event may carry its message as the server renders it for this page
+  // (frame.html: the same sanitised fragment, rendered once for every tab): used instead
+  // of fetching it. Frames replayed on resume carry none: then it is fetched.
+  let carried = null; // the frame being handled
   async function fragment(url) {
-    const response = await fetch(url, { headers: { "HX-Request": "true" } });
-    if (!response.ok) return null;
+    const m = carried && typeof carried.html === "string" && (carried.data || {}).message;
+    let html = m && url === `${base}messages/${encodeURIComponent(m.id)}/` ? carried.html : null;
+    if (html === null) {
+      const response = await fetch(url, { headers: { "HX-Request": "true" } });
+      if (!response.ok) return null;
+      html = await response.text();
+    }
     const template = document.createElement("template");
-    template.innerHTML = await response.text();
+    template.innerHTML = html;
     return template.content;
   }
 
@@ -228,7 +237,7 @@
     event.preventDefault(); // JSON events, not HTML to swap
     let frame;
     try { frame = JSON.parse(event.detail.message); } catch { return; }
-    queue = queue.then(() => handle(frame)).catch((e) => console.warn("live event", e));
+    queue = queue.then(() => handle((carried = frame))).catch((e) => console.warn("live event", e));
   });
 
   // --- scrolling ----------------------------------------------------------------

@@ -11,8 +11,8 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.test import RequestFactory
 
 from memory_core import SessionManager
-from sessions_app import events
-from sessions_app.middleware import EventsAfterResponse
+from sessions_app.live import events
+from sessions_app.live.middleware import EventsAfterResponse
 from tests.conftest import make_agent, user_msg
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit runs for real

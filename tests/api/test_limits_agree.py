@@ -8,7 +8,7 @@ import pytest
 from memory_core import InvalidInput
 from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_NAME, ROLES
 from sessions_app import models
-from sessions_app.api.schemas import MessageIn
+from sessions_app.api.message_schemas import MessageIn
 from tests.api.conftest import error, ok
 
 

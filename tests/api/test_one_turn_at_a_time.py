@@ -105,3 +105,31 @@ def test_the_page_refuses_a_running_turn_but_not_one_whose_process_died(
         assert time.monotonic() < deadline
         time.sleep(0.02)
     assert "from the page" in _texts(sid)
+
+
+def test_every_door_that_starts_a_turn_refuses_a_second_one(
+        alice_key, alice_agent, slow_demo):
+    """The busy rule lives in the engine (busy.claim): the pages' send, branch,
+    regenerate and compact, and the JSON API's chat, regenerate and compact all answer
+    409 while a turn runs, and store nothing. (No MCP tool starts a turn.)"""
+    api = Api(alice_key)
+    sid = ok(api.post(f"/agents/{alice_agent.id}/sessions", {}), 201)["id"]
+    answer = ok(api.post(f"/sessions/{sid}/chat", {"content": "an earlier question"}))
+    question = answer["parent_id"]
+    thread, _ = _streaming(alice_key, sid)
+    browser = Client()
+    browser.force_login(alice_agent.owner)
+    base = f"/sessions/{sid}/"
+    for path, form in [("send", {"content": "page send"}),
+                       (f"messages/{question}/branch", {"content": "page branch"}),
+                       (f"messages/{answer['id']}/regenerate", {}),
+                       ("compact", {})]:
+        assert browser.post(base + path, form).status_code == 409, path
+    refused = error(api.post(f"/sessions/{sid}/chat", {"regenerate": answer["id"]}), 409)
+    assert refused["code"] == "conflict"
+    error(api.post(f"/sessions/{sid}/chat", {"content": "api", "parent_id": question}), 409)
+    assert not {"page send", "page branch", "api"} & set(_texts(sid))
+    ok(api.post(f"/sessions/{sid}/chat/stop"), 202)
+    thread.join(10)
+    assert not thread.is_alive()
+    assert not {"page send", "page branch", "api"} & set(_texts(sid))

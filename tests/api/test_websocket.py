@@ -22,9 +22,10 @@ from django.test import Client
 from arbor.asgi import application
 from memory_core import SessionManager
 from memory_core.events import Event
-from sessions_app import events, models
+from sessions_app import models
 from sessions_app.auth import create_key
-from sessions_app.events import session_group
+from sessions_app.live import events
+from sessions_app.live.events import session_group
 from tests.conftest import make_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,8 +15,8 @@ from memory_core import Conflict, SessionManager
 from memory_core.imports import conversations, import_conversations, read
 from memory_core.imports.tree import BadExport
 from memory_core.transfer import export_session, import_session
-from sessions_app import events as sink_module
-from sessions_app.events import events_after
+from sessions_app.live import events as sink_module
+from sessions_app.live.events import events_after
 from sessions_app.models import Message, Session, SessionEvent
 from tests.conftest import assistant_msg, make_agent, user_msg
 

@@ -9,9 +9,10 @@ import pytest
 from django.test import override_settings
 
 from memory_core import Conflict, SessionManager
-from sessions_app import events as sink_module
-from sessions_app.events import events_after, session_group
+from sessions_app.live import events as sink_module
+from sessions_app.live.events import events_after, session_group
 from sessions_app.models import SessionEvent
+from sessions_app.storage import outbox
 from tests.conftest import assistant_msg, session_key, user_msg
 from tests.db_both.test_concurrent_appends import run_threads
 
@@ -115,7 +116,7 @@ def test_a_replay_naming_a_deleted_message_resyncs(session):
 @pytest.mark.django_db
 @override_settings(ARBOR_EVENT_RETENTION=150)
 def test_old_events_are_pruned_and_resume_past_them_resyncs(session, monkeypatch):
-    monkeypatch.setattr(sink_module, "PRUNE_EVERY", 50)
+    monkeypatch.setattr(outbox, "PRUNE_EVERY", 50)
     session.append_messages([user_msg(f"m{i}") for i in range(249)])  # seqs 2..250
     seqs = [seq for seq, _ in stored(session.id)]
     assert seqs[-1] == 250 and len(seqs) <= 150 + 50

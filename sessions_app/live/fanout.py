@@ -8,6 +8,10 @@ watches that session, receives each event once, serialises it once, and hands it
 local socket without waiting (`deliver` only queues; a socket whose queue is full loses the
 frame and fills it from the outbox later), so one slow socket never holds up the others.
 
+Browser tabs among the local sockets get message events with the message rendered as the
+page shows it (`html`, fragments.py): rendered here once per event, not fetched by each
+tab.
+
 Group membership is renewed every `RENEW_SECONDS` (channels_redis forgets a member after
 `group_expiry`, a day) and after the layer failed (a restarted Redis forgot every group).
 """
@@ -19,9 +23,11 @@ import json
 import logging
 from typing import Any, Protocol
 
+from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 
 from .events import session_group
+from .fragments import RENDERED, message_html
 
 log = logging.getLogger(__name__)
 RENEW_SECONDS = 3600.0
@@ -29,8 +35,15 @@ RETRY_SECONDS = 1.0
 
 
 class Subscriber(Protocol):
+    # A browser tab: the agent of its session (it is sent message events rendered);
+    # None for an agent's socket (it is sent the frames as they are).
+    page_agent: str | None
+
     def deliver(self, frame: dict[str, Any], text: str) -> None:
         """Take one frame (and its JSON text) without blocking."""
+
+
+_render = database_sync_to_async(message_html)
 
 
 class Hub:
@@ -83,17 +96,40 @@ class Hub:
                 await asyncio.sleep(RETRY_SECONDS)
                 await self._renew()
                 continue
-            self.dispatch(message.get("frame"))
+            frame = message.get("frame")
+            self.dispatch(frame, await self._rendered(frame))
 
-    def dispatch(self, frame: Any) -> None:
+    async def _rendered(self, frame: Any) -> str | None:
+        """The frame's message as a tab shows it, when a local tab watches its session."""
+        if not isinstance(frame, dict) or frame.get("type") not in RENDERED:
+            return None
+        members = self.local.get(str(frame.get("session_id")), ())
+        agent = next((m.page_agent for m in members if m.page_agent is not None), None)
+        if agent is None:
+            return None
+        try:
+            return await _render(frame, agent)
+        except Exception:  # the tabs fetch the fragment themselves, as from the outbox
+            log.warning("could not render %s of session %s", frame.get("type"),
+                        frame.get("session_id"), exc_info=True)
+            return None
+
+    def dispatch(self, frame: Any, html: str | None = None) -> None:
         if not isinstance(frame, dict):
             return
         members = self.local.get(str(frame.get("session_id")))
         if not members:
             return
         text = json.dumps(frame, separators=(",", ":"))
+        page_frame, page_text = frame, text
+        if html is not None:
+            page_frame = {**frame, "html": html}
+            page_text = json.dumps(page_frame, separators=(",", ":"))
         for subscriber in list(members):
-            subscriber.deliver(frame, text)
+            if subscriber.page_agent is None:
+                subscriber.deliver(frame, text)
+            else:
+                subscriber.deliver(page_frame, page_text)
 
     async def _renew(self) -> None:
         async with self.lock:

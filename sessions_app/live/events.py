@@ -4,7 +4,7 @@ layer.
 `ChannelsSink.emit` runs inside the write's transaction (the engine opens it): one
 statement numbers the event with the session's next `seq` (`Session.event_seq`, held until
 commit, so two writers get consecutive numbers) and stores it in the outbox
-(`SessionEvent`); the frame is published after the commit. A write that rolls
+(`SessionEvent`, storage/outbox.py); the frame is published after the commit. A write that rolls
 back stores and publishes nothing. `message.delta` (ephemeral) has no seq and no row.
 `session.deleted` is numbered like any event; its row goes with the session, the frame is
 still published.
@@ -21,7 +21,6 @@ import logging
 import os
 import re
 import threading
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any, cast
 
@@ -37,34 +36,9 @@ from memory_core.messages import Message
 log = logging.getLogger(__name__)
 
 DEFAULT_RETENTION = 1000
-PRUNE_EVERY = 100  # events; pruning runs when a session's seq reaches a multiple of this
 
 _NOT_IN_GROUP_NAME = re.compile(r"[^A-Za-z0-9._-]")
 MAX_GROUP_NAME = 99  # Channels refuses names of 100 characters or more
-
-# One statement per stored event: the session's next seq and the outbox row (both vendors
-# return the seq). Postgres: the UPDATE (which holds the session row until commit, so two
-# writers get consecutive numbers) feeds the INSERT. SQLite: the INSERT reads event_seq + 1
-# under the transaction's write lock and a trigger (migration 0008) moves the counter.
-INSERT_EVENT = {
-    "postgresql": (
-        "WITH s AS (UPDATE arbor_session SET event_seq = event_seq + 1 WHERE id = %s "
-        "RETURNING key, event_seq) "
-        "INSERT INTO arbor_session_event (session_key, seq, type, data, created_at) "
-        "SELECT key, event_seq, %s, %s, %s FROM s RETURNING seq"),
-    "sqlite": (
-        "INSERT INTO arbor_session_event (session_key, seq, type, data, created_at) "
-        "SELECT key, event_seq + 1, %s, %s, %s FROM arbor_session WHERE id = %s RETURNING seq"),
-}
-
-
-def insert_event_params(vendor: str, session_id: str, type_: str, data: str,
-                        created_at: Any) -> list[Any]:
-    """INSERT_EVENT[vendor]'s parameters, in its order."""
-    if vendor == "postgresql":
-        return [session_id, type_, data, created_at]
-    return [type_, data, created_at, session_id]
-
 
 def session_group(session_id: str) -> str:
     """The Channels group of a session's subscribers: a valid group name for any id, and
@@ -240,46 +214,28 @@ class ChannelsSink:
 
     def emit_many(self, events: list[Event]) -> None:
         """A bulk write's events of one session, stored with one statement
-        (events_bulk.py), published after the commit in order."""
+        (storage/outbox.py store_many), published after the commit in order."""
         if len(events) < 2 or any(e.ephemeral or e.session_id != events[0].session_id
                                   for e in events):
             for event in events:
                 self.emit(event)
             return
-        from . import dialects, events_bulk
-        from .storage import hot, sql
+        from ..storage import outbox  # (imported late: the storage imports the models)
 
-        d = dialects.current()
         held = contextlib.nullcontext() if connection.in_atomic_block else transaction.atomic()
-        with held, hot.cursor() as cur:
-            seqs = events_bulk.store(cur, d.vendor, events[0].session_id, events,
-                                     lambda e: _json(_by_reference(e)),
-                                     d.db_datetime(events_bulk.now_utc()))
-            upto = seqs and events_bulk.prune_up_to(seqs, PRUNE_EVERY, retention())
-            if upto:
-                cur.execute(sql.PRUNE_EVENTS, [events[0].session_id, upto])
-                d.give_back_free_pages(cur)
+        with held:
+            seqs = outbox.store_many(events[0].session_id,
+                                     [(e.type, _json(_by_reference(e))) for e in events],
+                                     retention())
         if seqs is not None:
             frames = [frame_of(e, s) for e, s in zip(events, seqs, strict=True)]
             transaction.on_commit(lambda: [publish(f) for f in frames], robust=True)
 
     def _store(self, event: Event) -> int | None:
-        from . import dialects  # (imported late: dialects imports the storage)
-        from .storage import hot, sql
+        from ..storage import outbox  # (imported late: the storage imports the models)
 
-        d = dialects.current()
-        with hot.cursor() as cur:
-            cur.execute(INSERT_EVENT[d.vendor], insert_event_params(
-                d.vendor, event.session_id, event.type, _json(_by_reference(event)),
-                d.db_datetime(datetime.now(UTC))))
-            row = cur.fetchone()
-            if row is None:
-                return None
-            seq = int(row[0])
-            if seq % PRUNE_EVERY == 0 and seq > retention():
-                cur.execute(sql.PRUNE_EVENTS, [event.session_id, seq - retention()])
-                d.give_back_free_pages(cur)
-        return seq
+        return outbox.store(event.session_id, event.type, _json(_by_reference(event)),
+                            retention())
 
 
 # Message events name their message in the outbox rather than copy it (an append would
@@ -314,26 +270,17 @@ def _json(data: Any) -> str:
 def events_after(session_id: str, after_seq: int) -> list[dict[str, Any]] | None:
     """The stored frames of a session with seq > after_seq, in seq order; None when some
     of them are gone (pruned past the retention, or the session itself): resync."""
-    from .models import Session, SessionEvent
-    from .storage.paths import find
+    from ..storage import outbox
 
-    found = Session.objects.filter(id=session_id).values_list("event_seq", "key").first()
-    if found is None:
+    rows = outbox.stored_after(session_id, after_seq)
+    if rows is None:
         return None
-    last, key = found
-    if after_seq >= last:
-        return []
-    rows = list(SessionEvent.objects.filter(session_id=key, seq__gt=after_seq)
-                .order_by("seq").values_list("seq", "type", "data"))
-    if not rows or rows[0][0] != max(after_seq, 0) + 1:
-        return None
-    named = {d[REFERENCE] for _, t, d in rows if t in BY_REFERENCE and REFERENCE in d}
+    named = sorted({d[REFERENCE] for _, t, d in rows if t in BY_REFERENCE and REFERENCE in d})
     if named:
-        with connection.cursor() as cur:
-            found = find(cur, session_id, sorted(named))
+        found = outbox.messages(session_id, named)
         if len(found) < len(named):
             return None  # a message since deleted: re-read the history instead
-        rows = [(seq, t, _read_back(t, d, found[d[REFERENCE]][1]))
+        rows = [(seq, t, _read_back(t, d, found[d[REFERENCE]]))
                 if t in BY_REFERENCE and REFERENCE in d else (seq, t, d)
                 for seq, t, d in rows]
     return [{"type": type_, "session_id": session_id, "seq": seq, "data": data}

@@ -30,9 +30,9 @@ from django.db import OperationalError
 
 from memory_core import NotFound
 
-from . import db_pool, models
-from .access import session_row_for
-from .auth import Principal, principal_for_key
+from .. import db_pool, models
+from ..access import session_row_for
+from ..auth import Principal, principal_for_key
 from .events import events_after
 from .fanout import hub
 
@@ -70,12 +70,12 @@ def _principal_for_key(raw: str) -> Principal | None:
 
 
 @database_sync_to_async
-def _visible(principal: Principal, session_id: str) -> bool:
+def _agent_of(principal: Principal, session_id: str) -> str | None:
+    """The agent of the principal's session with this id; None when it may not see it."""
     try:
-        session_row_for(principal, session_id)
+        return str(session_row_for(principal, session_id).agent_id)
     except NotFound:
-        return False
-    return True
+        return None
 
 
 @database_sync_to_async
@@ -111,6 +111,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
     joined = False
     accepted = False
     drain_task: asyncio.Task[None] | None = None
+    page_agent: str | None = None  # a browser tab: it gets message events rendered (fanout)
 
     async def connect(self) -> None:
         try:
@@ -141,10 +142,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self._refuse("unauthorized", "an API key or a login is required",
                                CLOSE_UNAUTHORIZED)
             return
-        if not await _visible(principal, self.session_id):
+        agent_id = await _agent_of(principal, self.session_id)
+        if agent_id is None:
             await self._refuse("not_found", f"session {self.session_id} not found",
                                CLOSE_NOT_FOUND)
             return
+        if principal.door == "ui":
+            self.page_agent = agent_id
         await self._subscribe()
 
     async def _principal(self) -> Principal | None:

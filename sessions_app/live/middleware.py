@@ -9,8 +9,9 @@ from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponseBase
 from django.middleware.common import CommonMiddleware
 
-from . import db_pool, events
-from .storage import actor
+from .. import db_pool
+from ..storage import actor
+from . import events
 
 
 class Common(CommonMiddleware):

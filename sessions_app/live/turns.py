@@ -16,7 +16,8 @@ from typing import Any
 
 from django.db import close_old_connections, connection
 
-from . import db_pool, events
+from .. import db_pool
+from . import events
 
 log = logging.getLogger(__name__)
 

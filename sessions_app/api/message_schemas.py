@@ -1,0 +1,102 @@
+"""What an append, a batch or an edit takes (sessions_app/api/messages.py): JSON types
+only; the engine's own rules (check_message, placement) check the rest, once, and what
+they return is what the view hands the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+from pydantic import Field, PrivateAttr, StringConstraints, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from memory_core import limits as lim
+from memory_core.errors import InvalidInput
+from memory_core.inputs import Placement, placement
+from memory_core.message_rules import CheckedMessage, check_message
+
+from .schemas import ROOT_DOC, In, Text
+
+Part = dict[str, Any]
+
+
+class MessageIn(In):
+    """JSON types only: the engine's check_message applies the message rules, once, and
+    the checked message is what the view hands the engine (see `checked`)."""
+
+    id: Annotated[str, StringConstraints(min_length=1)] | None = Field(
+        None, description="Optional; Arbor makes one when absent.",
+        json_schema_extra={"maxLength": lim.MAX_ID_LENGTH})
+    role: str = Field(json_schema_extra={"enum": list(lim.ROLES)})
+    parts: list[Part] | None = Field(None, max_length=lim.MAX_PARTS, description=(
+        "AI SDK UIMessage parts: {type: 'text', text}, {type: 'reasoning', text}, tool "
+        "parts; known types must have their fields of the right type, unknown types are "
+        "stored unchanged. Give parts or content."))
+    content: Text | None = Field(None, description=(
+        "Shorthand for parts: [{type: 'text', text: content}]. Give parts or content."))
+    metadata: dict[str, Any] | None = None
+
+    _checked: CheckedMessage = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _engine_rules(self) -> MessageIn:
+        with _as_validation_error("MessageIn"):
+            self._checked = check_message(self.model_dump(exclude_none=True), from_json=True)
+        return self
+
+    @property
+    def checked(self) -> CheckedMessage:
+        return self._checked
+
+
+@contextmanager
+def _as_validation_error(title: str, *, unnamed: bool = True) -> Iterator[None]:
+    """The engine's InvalidInput as a 422 naming its field, like the type errors (one
+    naming no field, with unnamed=False: the engine's own 422 as it is)."""
+    try:
+        yield
+    except InvalidInput as exc:
+        if not exc.field and not unnamed:
+            raise
+        loc = (exc.field,) if exc.field else ()
+        raise ValidationError.from_exception_data(title, [InitErrorDetails(
+            type=PydanticCustomError("invalid", exc.detail), loc=loc, input=None)]) from None
+
+
+ID_DOC = {"minLength": 1, "maxLength": lim.MAX_ID_LENGTH}
+
+
+class Placed(In):
+    """parent_id and root (JSON types only): the engine's placement() checks them, once,
+    and the placement is what the view hands the engine (see `at`)."""
+
+    parent_id: str | None = Field(None, description="Default: the latest leaf. A parent that "
+                                  "has children makes a branch.", json_schema_extra=ID_DOC)
+    root: bool = Field(False, description=ROOT_DOC)
+    _at: Placement = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _placed(self) -> Placed:
+        with _as_validation_error(type(self).__name__, unnamed=False):
+            self._at = placement(self.parent_id, self.root, getattr(self, "if_latest", None))
+        return self
+
+    @property
+    def at(self) -> Placement:
+        return self._at
+
+
+class AppendIn(Placed):
+    message: MessageIn
+    if_latest: str | None = Field(None, description="Refuse (409) unless this message is "
+                                  "still the latest leaf.", json_schema_extra=ID_DOC)
+
+
+class BatchIn(Placed):
+    messages: list[MessageIn] = Field(min_length=1, max_length=lim.MAX_BATCH)
+    root: bool = Field(False, description="The first message: " + ROOT_DOC)
+
+
+class UpdateIn(In):
+    message: MessageIn
