@@ -17,8 +17,8 @@ from typing import Any
 
 from sessions_app import events
 from sessions_app.message_time import to_micros
-from sessions_app.sqlite_index import search_body
 from sessions_app.storage import sql
+from sessions_app.storage.vendors.sqlite_index import search_body
 
 from .baseline import (
     Traced,

@@ -238,10 +238,10 @@ class ChannelsSink:
         transaction.on_commit(partial(publish, frame_of(event, seq)), robust=True)
 
     def _store(self, event: Event) -> int | None:
-        from . import dialects  # (imported late: dialects imports the storage)
         from .storage import hot, sql
+        from .storage.vendors.chosen import current  # (late: the storage imports models)
 
-        d = dialects.current()
+        d = current()
         with hot.cursor() as cur:
             cur.execute(INSERT_EVENT[d.vendor], insert_event_params(
                 d.vendor, event.session_id, event.type, _json(_by_reference(event)),

@@ -70,7 +70,7 @@ CHECKPOINT_TRIES = 40  # 2 s at most
 
 
 def _sqlite() -> dict[str, Any]:
-    from .. import dialects  # (late: dialects imports the storage, which imports erasure)
+    from ..storage.vendors.chosen import current  # (late: the storage imports erasure)
 
     connection.ensure_connection()
     raw = connection.connection
@@ -87,7 +87,7 @@ def _sqlite() -> dict[str, Any]:
                 steps += 1
                 if raw.total_changes - before <= 1:  # only the command's own row: done
                     break
-        dialects.current().give_back_free_pages(cur)
+        current().give_back_free_pages(cur)
     # A fresh cursor: on the one that stepped incremental_vacuum, the checkpoint answers
     # (0, -1, -1) without running.
     # The WAL thread's own checkpoint or merge step may hold the file for a few ms: try again.

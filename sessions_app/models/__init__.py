@@ -1,4 +1,4 @@
-"""Arbor's tables. Hot paths use raw SQL (storage.py, dialects.py); the ORM serves the rest.
+"""Arbor's tables. Hot paths use raw SQL (storage/, its vendors/); the ORM serves the rest.
 The context blocks' tables (declarations, values, entries, versions) are in blocks.py."""
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ class Message(models.Model):
     metadata = models.TextField(default="{}")  # JSON text
     search_len = models.IntegerField(default=0)  # indexed tokens, for BM25 on Postgres
     # Index tokens beyond the text's (a tool result's call name and input), space-joined;
-    # with the parts they rebuild the row's search body (sessions_app.sqlite_index).
+    # with the parts they rebuild the row's search body (sessions_app.storage.vendors.sqlite_index).
     search_extra = models.TextField(null=True, blank=True)
     created_at = MessageTime()
 

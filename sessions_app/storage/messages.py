@@ -20,12 +20,12 @@ from memory_core.errors import Conflict, NotFound
 from memory_core.messages import Message, NewMessage, now, tool_calls_in
 from memory_core.search import index_tokens
 
-from .. import dialects
-from ..dialects import Dialect
 from ..lifecycle import erasure
 from . import hot, sql
 from .paths import find, leaf
 from .rows import MessageRow, message_scope
+from .vendors import Dialect
+from .vendors.chosen import current
 from .versions import VersionRows
 
 # What an append did: inserted a row, found the same message stored, or rewrote it.
@@ -56,7 +56,7 @@ def write_transaction() -> Any:
 
 def lock(cur: Any, session_id: str) -> str | None:
     """Hold the session for this transaction (see Dialect.lock_session)."""
-    return dialects.current().lock_session(cur, session_id)
+    return current().lock_session(cur, session_id)
 
 
 def stored_count(cur: Any, session_id: str) -> int:
@@ -137,7 +137,7 @@ class Messages:
         parent: tuple[int, str] | None,
     ) -> Message:
         """The one single-row insert (row, index rows, counters)."""
-        d = dialects.current()
+        d = current()
         message = new.to_message(parent[1] if parent else None)
         tokens, extra = _tokens(cur, new, parent[0] if parent else None)
         row = MessageRow(
@@ -227,7 +227,7 @@ class Messages:
             "search_len = %s, search_extra = %s WHERE seq = %s",
             [new.role, new.parts_json, new.metadata_json, len(tokens), extra, seq],
         )
-        d = dialects.current()
+        d = current()
         agent_id = d.count(cur, session_id, messages=0, tokens=len(tokens) - old_len)
         d.replace_index(cur, seq, tokens, message_scope(session_id, agent_id))
         return Message(stored.id, stored.parent_id, new.role, new.parts, new.metadata,
@@ -280,7 +280,7 @@ class Messages:
                 cur.execute(
                     f"DELETE FROM arbor_compaction WHERE seq IN ({drop_marks})", list(dropped)
                 )
-            d = dialects.current()
+            d = current()
             d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[3] for r in rows))
             self.versions.mark_deleted_sources(session_id, [r[1] for r in rows])
             d.give_back_free_pages(cur)
@@ -311,9 +311,9 @@ class Messages:
                            messages=stored_count(cur, session_id), overlays=erasure.ALL_OVERLAYS)
             delete_rows(cur, session_id)
             cur.execute(sql.DELETE_SKILL_STATES, [session_id])
-            cur.execute(sql.ZERO_COUNTS, [dialects.current().db_datetime(now()), session_id])
+            cur.execute(sql.ZERO_COUNTS, [current().db_datetime(now()), session_id])
             self.versions.mark_deleted_sources(session_id, None)
-            dialects.current().give_back_free_pages(cur)
+            current().give_back_free_pages(cur)
 
     def copy_path(
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,
@@ -322,7 +322,7 @@ class Messages:
         """Store messages (parents before children) into a session in one bulk operation,
         keeping their ids, metadata and created_at. Index rows are copied from session
         `index_from` (a fork: the same ids live there), else built from the text."""
-        d = dialects.current()
+        d = current()
         with transaction.atomic(), connection.cursor() as cur:
             if index_from is not None:
                 cur.execute("SELECT message_id, search_len, search_extra FROM arbor_message "

@@ -69,7 +69,7 @@ _LINKED_VALUES = f"{SESSION_KEY}, %s, {_PARENT_BY_ID}, %s, %s, %s, %s, %s, %s"
 INSERT_LINKED = f"INSERT INTO arbor_message ({INSERT_COLUMNS}) VALUES ({_LINKED_VALUES})"
 INSERT_LINKED_WITH_VECTOR = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
                              f"VALUES ({_LINKED_VALUES}, %s::tsvector)")
-# Postgres: a whole tree at once (dialects._insert_at_once), its seqs taken beforehand.
+# Postgres: a whole tree at once (vendors/postgres.py _insert_at_once), its seqs taken beforehand.
 INSERT_UNNESTED = (
     f"INSERT INTO arbor_message (seq, {INSERT_COLUMNS}, search_vector) "
     f"SELECT u.seq, {SESSION_KEY}, u.message_id, u.parent_seq, u.role, u.parts, u.metadata, "

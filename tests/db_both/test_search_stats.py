@@ -69,7 +69,7 @@ def test_a_new_word_is_searchable_at_once(manager, session):
 
 
 def test_counts_stay_exact_through_an_import_of_whole_trees(manager):
-    # Postgres writes an imported tree in one statement (dialects._insert_at_once).
+    # Postgres writes an imported tree in one statement (vendors/postgres.py _insert_at_once).
     import orjson
 
     from memory_core.imports import conversations, import_conversations, read

@@ -15,8 +15,8 @@ from django.db import connection
 
 from memory_core import SessionManager
 from sessions_app.models import Agent
-from sessions_app.sqlite_index import search_tokens
 from sessions_app.storage.rows import message_scope
+from sessions_app.storage.vendors.sqlite_index import search_tokens
 from tests.conftest import assistant_msg, make_agent, user_msg
 
 pytestmark = [pytest.mark.sqlite_only, pytest.mark.django_db(transaction=True)]
