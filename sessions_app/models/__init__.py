@@ -102,7 +102,7 @@ class Session(models.Model):
 
     class Meta:
         db_table = "arbor_session"
-        indexes = [models.Index(fields=["agent", "-updated_at"], name="arbor_session_agent_upd")]
+        # No index holds updated_at: every write moves it (migration 0026).
 
     def __str__(self) -> str:
         return self.name or self.id

@@ -1,6 +1,7 @@
 """Postgres keeps each word's document count, the message count and the token total in
-arbor_term_df plus pending deltas (migration 0012); searches read them instead of
-counting over the GIN index, so they must stay exact through every kind of write."""
+arbor_term_df, counters per (term, slot) updated in place (migration 0026); searches
+read them instead of counting over the GIN index, so they must stay exact through every
+kind of write, and the table must hold the vocabulary, not a row per write."""
 
 from __future__ import annotations
 
@@ -17,10 +18,7 @@ TRUTH = """
     WHERE lexeme NOT LIKE '§%%' GROUP BY lexeme
     UNION ALL SELECT '§n', count(*) FROM arbor_message
     UNION ALL SELECT '§t', coalesce(sum(search_len + 2), 0) FROM arbor_message"""
-KEPT = """
-    SELECT term, sum(n) FROM (SELECT term, df AS n FROM arbor_term_df
-                              UNION ALL SELECT term, d FROM arbor_term_delta) x
-    GROUP BY term"""
+KEPT = "SELECT term, sum(df) FROM arbor_term_df GROUP BY term"
 
 
 def counts(sql: str) -> dict[str, int]:
@@ -29,9 +27,9 @@ def counts(sql: str) -> dict[str, int]:
         return {term: int(n) for term, n in cur.fetchall() if int(n)}
 
 
-def pending() -> int:
+def stored_rows() -> int:
     with connection.cursor() as cur:
-        cur.execute("SELECT count(*) FROM arbor_term_delta")
+        cur.execute("SELECT count(*) FROM arbor_term_df")
         return int(cur.fetchone()[0])
 
 
@@ -41,11 +39,11 @@ def assert_exact() -> None:
 
 def test_counts_stay_exact_through_every_write(manager, session):
     words = [f"word{i}" for i in range(400)]
-    # Enough distinct words that the deltas cross a fold (every 4,096 delta rows).
     texts = [" ".join(words[(i * 7) % 400 : (i * 7) % 400 + 40]) for i in range(150)]
     for text in texts:
         session.append_message(user_msg(text))
     assert_exact()
+    assert stored_rows() <= 400 + 2  # one row per word (and the two totals), not per write
     history = session.get_history()
     session.delete_messages([m.id for m in history[:20]])
     assert_exact()
@@ -58,7 +56,6 @@ def test_counts_stay_exact_through_every_write(manager, session):
     assert_exact()
     session.clear_messages()
     assert_exact()
-    assert pending() < 4096 + 1000  # folded as it went, not left to grow
 
 
 def test_a_new_word_is_searchable_at_once(manager, session):

@@ -2,9 +2,9 @@
 
 It ranks as FTS5 does (vendors/__init__.py): rows holding every term first, then BM25,
 then newest first. Document frequencies, the row count and the token total come from
-`arbor_term_df` plus pending deltas (migration 0012), one indexed read per term. Only a
-bounded set of candidates is scored: the rows holding every term, and the rows holding
-one of the rarest terms; a row holding none of those scores below the sum of the other
+`arbor_term_df` (counters kept by triggers, migration 0026), one index range per term.
+Only a bounded set of candidates is scored: the rows holding every term, and the rows
+holding one of the rarest terms; a row holding none of those scores below the sum of the other
 terms' ceilings (K1_PLUS_1 × IDF each), so when the last row kept outscores that sum, no
 row left out could enter. Otherwise the search scores every matching row.
 """
@@ -41,10 +41,10 @@ def tsquery_match(wanted: str, scope: str, exclude: str | None = None) -> str:
 
 N_TERM, TOKENS_TERM = "§n", "§t"  # the row count and token total in arbor_term_df
 
+# A term's count is the sum of its slots' counters (at most 16 rows, migration 0026).
 _STATS = """
-    SELECT t.term, coalesce(df.df, 0)
-           + coalesce((SELECT sum(d) FROM arbor_term_delta x WHERE x.term = t.term), 0)
-    FROM unnest(%s::text[]) AS t(term) LEFT JOIN arbor_term_df df ON df.term = t.term"""
+    SELECT t.term, coalesce((SELECT sum(df) FROM arbor_term_df x WHERE x.term = t.term), 0)
+    FROM unnest(%s::text[]) AS t(term)"""
 
 
 def _scored(source: str, where: str) -> str:
@@ -85,10 +85,12 @@ _PRUNED = """
     ORDER BY whole DESC, score DESC, seq DESC"""
 
 
-# The hits (at most `limit` rows) with their session's id in place of its number.
+# The hits (at most `limit` rows) with their session's id in place of its number: an
+# index lookup per hit (a join may hash every session of the database).
 _WITH_SESSION_IDS = """
-    SELECT h.message_id, s.id, h.role, h.parts, h.created_at, h.score
-    FROM ({hits}) h JOIN arbor_session s ON s.key = h.session_key
+    SELECT h.message_id, (SELECT s.id FROM arbor_session s WHERE s.key = h.session_key),
+           h.role, h.parts, h.created_at, h.score
+    FROM ({hits}) h
     ORDER BY h.whole DESC, h.score DESC, h.seq DESC"""
 
 
