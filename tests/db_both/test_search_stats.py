@@ -77,3 +77,47 @@ def test_counts_stay_exact_through_an_import_of_whole_trees(manager):
         import_conversations(manager, fmt, conversations(fmt, value))
     assert_exact()
     assert {h["id"] for h in manager.search("evening flight")} >= {"a2"}  # vectors hold words
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writers_of_the_same_words_do_not_wait_for_each_other(manager):
+    """A transaction that appended common words and is still open holds its own slot's
+    counters only: another session's append of the same words commits meanwhile, and
+    both are counted once they are done."""
+    import threading
+
+    from django.db import transaction
+
+    first = manager.get_session(manager.create("first").id)
+    second = manager.get_session(manager.create("second").id)
+    appended, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def slow_writer() -> None:
+        try:
+            with transaction.atomic():
+                first.append_message(user_msg("the shared words of every chat"))
+                appended.set()
+                release.wait(30)
+        except BaseException as exc:  # asserted on below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=slow_writer)
+    thread.start()
+    try:
+        assert appended.wait(30)
+        with connection.cursor() as cur:
+            cur.execute("SET lock_timeout = '2s'")  # waiting on the open one would fail
+        second.append_message(user_msg("the shared words of every chat, again"))
+        with connection.cursor() as cur:
+            cur.execute("SET lock_timeout = 0")
+    finally:
+        release.set()
+        thread.join(30)
+    assert errors == []
+    assert_exact()
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(DISTINCT slot) FROM arbor_term_df WHERE term = 'share'")
+        assert cur.fetchone()[0] == 2

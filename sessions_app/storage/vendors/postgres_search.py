@@ -22,9 +22,12 @@ from . import K1, K1_PLUS_1, MIN_IDF, SCOPE_TOKENS, B
 # A small session is read through its own index, then matched: cheaper than the GIN
 # posting lists of common words.
 SMALL_SESSION = 5_000
-# Candidates first scored on Postgres: rows holding one of the rarest terms, up to
-# this many documents in all.
-RARE_DOCS = 10_000
+# Candidates first scored on Postgres: rows holding one of the rarest terms, up to this
+# share of the database's documents in all (at least RARE_MIN_DOCS). A share, not a
+# count: which terms are rare then does not change as other agents' data grows, so the
+# candidates of a scope stay about this share of the scope's own rows.
+RARE_SHARE = 0.05
+RARE_MIN_DOCS = 1_000
 
 
 def tsquery_terms(terms: Sequence[str]) -> list[str]:
@@ -145,7 +148,7 @@ def postgres_messages(
     rare: list[str] = []
     docs = 0.0
     for t in by_rarity[:-1]:  # never all of them: that is the full search
-        if rare and docs + df[t] > RARE_DOCS:
+        if rare and docs + df[t] > max(RARE_SHARE * n, RARE_MIN_DOCS):
             break
         rare.append(t)
         docs += df[t]
