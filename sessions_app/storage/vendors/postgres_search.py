@@ -41,7 +41,6 @@ def tsquery_match(wanted: str, scope: str, exclude: str | None = None) -> str:
     return match if exclude is None else f"!{tsquery_terms([exclude])[0]} & {match}"
 
 
-
 N_TERM, TOKENS_TERM = "§n", "§t"  # the row count and token total in arbor_term_df
 
 # A term's count is the sum of its slots' counters (at most 16 rows, migration 0026).
