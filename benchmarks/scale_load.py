@@ -70,8 +70,10 @@ class Others:
         self.turn = itertools.cycle(self.managers)
         self.count = 0
 
-    def grow(self, messages: int, progress: Callable[[str], None]) -> float:
-        """Add about `messages` messages (whole sessions); returns messages per second."""
+    def grow(self, messages: int, progress: Callable[[str], None],
+             upkeep: Callable[[], None] = lambda: None) -> float:
+        """Add about `messages` messages (whole sessions), calling `upkeep` after each;
+        returns messages per second."""
         started = time.perf_counter()
         added = 0
         sessions = 0
@@ -80,6 +82,7 @@ class Others:
             self.loader.session(next(self.turn), f"other {self.count + added}", n)
             added += n
             sessions += 1
+            upkeep()
             if sessions % 40 == 0:
                 rate = added / (time.perf_counter() - started)
                 progress(f"  loaded {added:,} of {messages:,} ({rate:,.0f} msg/s)")
