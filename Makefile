@@ -47,8 +47,11 @@ test-sqlite: install chromium
 test-postgres: install chromium
 	DATABASE_URL=$(PG_TEST_URL) $(BIN)/python -m pytest -q
 
+# The suite's benchmarks, then the scale run: one agent's operations as other agents'
+# data grows to 500,000 messages (fails when any costs 1.5x its first figure).
 bench: install
 	ARBOR_DEBUG=0 $(BIN)/python -m benchmarks
+	ARBOR_DEBUG=0 $(BIN)/python -m benchmarks.scale
 
 lint: install
 	$(BIN)/ruff check .

@@ -17,9 +17,11 @@ from typing import Any
 
 import psycopg
 
-from sessions_app.dialects import _tsvector as tsvector  # the vector literal Arbor writes
 from sessions_app.storage import outbox, sql
 from sessions_app.storage.rows import message_scope
+from sessions_app.storage.vendors.postgres import (
+    _tsvector as tsvector,  # the vector literal Arbor writes
+)
 
 from .baseline import Prepared, Raw, with_text
 

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessions_app.models.fields import to_micros
-from sessions_app.sqlite_index import search_body
 from sessions_app.storage import outbox, sql
 from sessions_app.storage.rows import message_scope, session_token
+from sessions_app.storage.vendors.sqlite_index import search_body
 
 from .baseline import LOAD_BATCH, Prepared, Raw, qmark, with_text
 

@@ -307,7 +307,7 @@ def search(b: Bench, manager: SessionManager) -> list[Result]:
     work = [(q, query_terms(q), sessions[i * 7 % len(sessions)]) for i, q in enumerate(questions)]
     if connection.vendor == "postgresql":  # as autovacuum would have, after a bulk load
         with connection.cursor() as cur:
-            for table in ("arbor_session", "arbor_message", "arbor_term_df", "arbor_term_delta"):
+            for table in ("arbor_session", "arbor_message", "arbor_term_df"):
                 cur.execute(f"VACUUM ANALYZE {table}")
     b.raw.prepare_search()
     # The first baseline is the plain design an app would write (baseline_*.py: search):

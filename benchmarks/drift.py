@@ -3,7 +3,7 @@
 Arbor's statements are captured with a Django execute wrapper, the baseline's with
 its recording cursor; both are compared after normalising whitespace, `?` to `%s` and
 `%%` to `%`.
-Statement text comes from sessions_app/storage/sql.py; when the storage or dialects.py
+Statement text comes from sessions_app/storage/sql.py; when the storage or storage/vendors/
 change which statements an operation runs, the baseline must change with them,
 or the ratios would compare different work.
 """

@@ -28,7 +28,7 @@ from .report import Result, Target
 REPO = Path(__file__).resolve().parents[1]
 SIDECARS = ("", "-wal", "-shm")
 # Seconds both stores sit still before the files are counted: past Arbor's quiet time
-# (sessions_app.wal.QUIET_SECONDS, 1 s), after which it empties the WAL file.
+# (sessions_app.storage.vendors.sqlite_wal.QUIET_SECONDS, 1 s), after which it empties the WAL file.
 PAUSE = 2.5
 
 

@@ -7,12 +7,13 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import engine_config, sqlite_index, wal
+        from . import engine_config
         from .checks import require_fts5
         from .storage import purge
+        from .storage.vendors import sqlite_index, sqlite_wal
 
         require_fts5()
         engine_config.install()
-        wal.install()
+        sqlite_wal.install()
         sqlite_index.install()
         purge.install()

@@ -94,13 +94,14 @@ def principal_for_key(raw: str, session_id: str | None = None) -> Principal | No
     session `session_id` names when it is one of the key owner's (Principal.session)."""
     if not raw or len(raw) > 200:
         return None
-    from . import dialects  # (late: the storage imports models, which need the app registry)
+    # (late: the storage imports models, which need the app registry)
     from .storage import hot
+    from .storage.vendors.chosen import current
 
     looked_up = session_id if is_id(session_id) else None
     now = timezone.now()
     with hot.cursor() as cur:
-        cur.execute(_key_query(), [dialects.current().db_datetime(now - USE_RESOLUTION),
+        cur.execute(_key_query(), [current().db_datetime(now - USE_RESOLUTION),
                                    looked_up, hash_key(raw)])
         row = cur.fetchone()
     if row is None:

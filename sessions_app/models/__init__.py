@@ -1,4 +1,4 @@
-"""Arbor's tables. Hot paths use raw SQL (storage.py, dialects.py); the ORM serves the rest.
+"""Arbor's tables. Hot paths use raw SQL (storage/, its vendors/); the ORM serves the rest.
 The context blocks' tables (declarations, values, entries, versions) are in blocks.py."""
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class Session(models.Model):
 
     class Meta:
         db_table = "arbor_session"
-        indexes = [models.Index(fields=["agent", "-updated_at"], name="arbor_session_agent_upd")]
+        # No index holds updated_at: every write moves it (migration 0005).
 
     def __str__(self) -> str:
         return self.name or self.id
@@ -187,7 +187,7 @@ class Message(models.Model):
     metadata = models.TextField(default="{}")  # JSON text
     search_len = models.IntegerField(default=0)  # indexed tokens, for BM25 on Postgres
     # Index tokens beyond the text's (a tool result's call name and input), space-joined;
-    # with the parts they rebuild the row's search body (sessions_app.sqlite_index).
+    # with the parts they rebuild the row's search body (sessions_app.storage.vendors.sqlite_index).
     search_extra = models.TextField(null=True, blank=True)
     created_at = MessageTime()
 
@@ -218,7 +218,7 @@ class MessageVector(models.Model):
     background by the model named in `model`. int8 components times `scale` give the unit
     vector (a quarter of float32's size); `dim` 0: the message has no text to embed.
 
-    The table is created by migration 0020: its message reference cascades in the
+    The table is created by migration 0004: its message reference cascades in the
     database (messages are deleted by raw SQL), and a trigger drops the vector of a
     message whose parts change, so an edit is embedded again."""
 

@@ -18,7 +18,7 @@ once, in its module, and a part's bases are the parts it calls through `self`:
 - sql.py       statement text, shared with the benchmarks' baselines
 - rows.py      the message row to write and the search scope tokens (vendor-neutral)
 
-Where the SQL differs by vendor, sessions_app/dialects.py owns the whole operation.
+Where the SQL differs by vendor, a dialect in storage/vendors/ owns the whole operation.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ from memory_core.errors import InvalidInput, NotFound
 from memory_core.messages import Message
 from memory_core.tree import PathPage, SiblingInfo, TreeRow
 
-from .. import dialects
 from . import sql
 from .overlays import Views, read_views
 from .paths import find, has_sibling, leaf, row_message
+from .vendors.chosen import current
 
 
 def sibling_info(siblings: Sequence[str], message_id: str) -> SiblingInfo | None:
@@ -52,7 +52,7 @@ class Branches:
 
     def newest_leaf_under(self, session_id: str, message_id: str) -> Message:
         with connection.cursor() as cur:
-            dialects.current().fast_reads(cur)
+            current().fast_reads(cur)
             cur.execute(sql.NEWEST_LEAF_UNDER, [session_id, message_id])
             row = cur.fetchone()
         if row is None:
@@ -64,7 +64,7 @@ class Branches:
         on_path: bool = False,
     ) -> PathPage:
         with connection.cursor() as cur:
-            dialects.current().fast_reads(cur)
+            current().fast_reads(cur)
             if before_id is not None:
                 # The messages before before_id on any path through it are its ancestors:
                 # depth 0 is before_id itself (it tells a missing id from a root).

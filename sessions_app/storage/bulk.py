@@ -9,7 +9,7 @@ executemany (a loop in C), Postgres' rows with their search vectors by one COPY,
 statement-level trigger keeps the term statistics once for the batch. The
 session's counters (and `branched`) move once.
 
-Per-vendor pieces are small functions below; dialects.py keeps the single-row writes.
+Per-vendor pieces are small functions below; the vendors (vendors/) keep the single-row writes.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def insert(cur: Any, vendor: str, session_id: str, rows: Sequence[BulkRow],
         cur.executemany(_SQLITE_INDEX, [(high | s, " ".join(r.tokens), joined)
                                         for r, s in zip(rows, seqs, strict=True)])
     else:
-        from ..dialects import _tsvector  # the one place a vector literal is spelled
+        from .vendors.postgres import _tsvector  # the one place a vector literal is spelled
 
         # (On the driver's cursor: Django's wrapper has no copy(), and logs no COPY.)
         with getattr(cur, "cursor", cur).copy(_POSTGRES_COPY) as copy:

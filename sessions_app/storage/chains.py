@@ -10,9 +10,9 @@ from typing import Any
 
 from memory_core.messages import Message, NewMessage, now
 
-from .. import dialects
 from . import bulk, sql
 from .paths import find, leaf, raise_missing_parent
+from .vendors.chosen import current
 
 
 def append(
@@ -38,7 +38,7 @@ def append(
         parent = (found[parent_id][0], parent_id)
     else:
         parent = None if root else leaf(cur, session_id)
-    d = dialects.current()
+    d = current()
     stored_above = (bulk.ancestor_parts(cur, parent[0])
                     if parent is not None and any(n.tool_result_ids() for n in news) else [])
     parts_by_id = {n.id: n.parts for n in news}

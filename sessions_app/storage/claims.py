@@ -11,14 +11,15 @@ from memory_core.busy import BUSY
 from memory_core.errors import NotFound
 from memory_core.messages import now
 
-from .. import dialects, models
+from .. import models
+from .vendors.chosen import current
 
 
 class Claims:
     def set_status(self, session_id: str, status: str) -> None:
         # A busy status is fresh news of the work: reads show it (busy.shown_status).
         seen = ", turn_seen_at = %s" if status in BUSY else ""
-        params = [status, dialects.current().db_datetime(now())] if seen else [status]
+        params = [status, current().db_datetime(now())] if seen else [status]
         with connection.cursor() as cur:
             cur.execute(f"UPDATE arbor_session SET status = %s{seen} WHERE id = %s",
                         [*params, session_id])
@@ -28,7 +29,7 @@ class Claims:
             if requested:  # only a running turn can be stopped
                 cur.execute("UPDATE arbor_session SET stop_requested_at = %s "
                             "WHERE id = %s AND status = 'thinking'",
-                            [dialects.current().db_datetime(now()), session_id])
+                            [current().db_datetime(now()), session_id])
             else:
                 cur.execute("UPDATE arbor_session SET stop_requested_at = NULL "
                             "WHERE id = %s AND stop_requested_at IS NOT NULL", [session_id])
@@ -44,7 +45,7 @@ class Claims:
                    stale_before: datetime | None = None, replacing: str | None = None) -> bool:
         # One conditional UPDATE: Postgres re-checks the WHERE on the row it locked, and
         # SQLite runs one writer at a time, so of two claims at once exactly one wins.
-        db = dialects.current().db_datetime
+        db = current().db_datetime
         if replacing is not None:
             held, params = "turn_id = %s", [replacing]
         else:
@@ -66,7 +67,7 @@ class Claims:
     def touch_turn(self, session_id: str, turn_id: str) -> None:
         with connection.cursor() as cur:
             cur.execute("UPDATE arbor_session SET turn_seen_at = %s WHERE id = %s AND turn_id = %s",
-                        [dialects.current().db_datetime(now()), session_id, turn_id])
+                        [current().db_datetime(now()), session_id, turn_id])
 
     def release_turn(self, session_id: str, turn_id: str, *, status: str) -> bool:
         with connection.cursor() as cur:

@@ -15,7 +15,8 @@ from memory_core.limits import strip_nul
 from memory_core.messages import now
 from memory_core.search import index_tokens
 
-from .. import dialects, models
+from .. import models
+from .vendors.chosen import current
 from .versions import VersionRows
 
 
@@ -120,7 +121,7 @@ class ContextRows(VersionRows):
                                  "created_at": stamp, **_owners(namespace)},
             )
             with connection.cursor() as cur:
-                dialects.current().index_entry(cur, row.seq, tokens, namespace)
+                current().index_entry(cur, row.seq, tokens, namespace)
 
     def delete_entry(self, namespace: str, key: str) -> None:
         # Its search index rows go with it (trigger on SQLite, the column on Postgres).
@@ -145,7 +146,7 @@ class ContextRows(VersionRows):
     def search_entries(
         self, namespace: str, terms: Sequence[str], limit: int
     ) -> list[tuple[str, str, str, Any, float]]:
-        d = dialects.current()
+        d = current()
         with connection.cursor() as cur:
             rows = d.search_entries(cur, namespace, terms, limit)
         return [(r[0], r[1], r[2], d.to_datetime(r[3]), float(r[4])) for r in rows]

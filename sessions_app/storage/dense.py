@@ -12,8 +12,8 @@ from memory_core.embedding import Vector
 from memory_core.messages import project_text
 from memory_core.search import SearchHit
 
-from .. import dialects
 from . import hot, vector_index, vectors
+from .vendors.chosen import current
 
 MESSAGES = """SELECT m.seq, m.message_id, s.id, m.role, m.parts, m.created_at
     FROM arbor_message m JOIN arbor_session s ON s.key = m.session_key
@@ -30,7 +30,7 @@ class Dense:
         of the agent (one session, or all but one) nearest the question, best first.
         `query_vector` is called only when the agent has vectors. Raises what it raises,
         and WrongDimension."""
-        d = dialects.current()
+        d = current()
         with hot.cursor() as cur:
             held = vector_index.agent_vectors(cur, agent_id=agent_id, model=model)
             pending = vectors.pending_count(cur, model=model, agent_id=agent_id,

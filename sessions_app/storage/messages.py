@@ -21,7 +21,6 @@ from memory_core.messages import Message, NewMessage, now, tool_calls_in
 from memory_core.search import index_tokens
 from memory_core.storage import Appended
 
-from .. import dialects
 from . import bulk, erasure, hot, sql
 from .paths import (  # (bulk writes: the GC paused as for long reads)
     _no_gc,
@@ -31,6 +30,7 @@ from .paths import (  # (bulk writes: the GC paused as for long reads)
     raise_missing_parent,
 )
 from .rows import MessageRow, message_scope
+from .vendors.chosen import current
 from .versions import VersionRows
 
 # What an append did: inserted a row, found the same message stored, or rewrote it.
@@ -62,7 +62,7 @@ def write_transaction() -> Any:
 
 def lock(cur: Any, session_id: str) -> str | None:
     """Hold the session for this transaction (see Dialect.lock_session)."""
-    return dialects.current().lock_session(cur, session_id)
+    return current().lock_session(cur, session_id)
 
 
 def stored_count(cur: Any, session_id: str) -> int:
@@ -113,7 +113,7 @@ class Messages(VersionRows):
         parent: tuple[int, str] | None,
     ) -> Message:
         """The one single-row insert (row, index rows, counters)."""
-        d = dialects.current()
+        d = current()
         message = new.to_message(parent[1] if parent else None)
         tokens, extra = _tokens(cur, new, parent[0] if parent else None)
         row = MessageRow(
@@ -215,7 +215,7 @@ class Messages(VersionRows):
             "search_len = %s, search_extra = %s WHERE seq = %s",
             [new.role, new.parts_json, new.metadata_json, len(tokens), extra, seq],
         )
-        d = dialects.current()
+        d = current()
         agent_id = d.count(cur, session_id, messages=0, tokens=len(tokens) - old_len)
         d.replace_index(cur, seq, tokens, message_scope(session_id, agent_id))
         return Message(stored.id, stored.parent_id, new.role, new.parts, new.metadata,
@@ -268,7 +268,7 @@ class Messages(VersionRows):
                 cur.execute(
                     f"DELETE FROM arbor_compaction WHERE seq IN ({drop_marks})", list(dropped)
                 )
-            d = dialects.current()
+            d = current()
             d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[3] for r in rows))
             self.mark_deleted_sources(session_id, [r[1] for r in rows])
             d.give_back_free_pages(cur)
@@ -299,9 +299,9 @@ class Messages(VersionRows):
                            messages=stored_count(cur, session_id), overlays=erasure.ALL_OVERLAYS)
             delete_rows(cur, session_id)
             cur.execute(sql.DELETE_SKILL_STATES, [session_id])
-            cur.execute(sql.ZERO_COUNTS, [dialects.current().db_datetime(now()), session_id])
+            cur.execute(sql.ZERO_COUNTS, [current().db_datetime(now()), session_id])
             self.mark_deleted_sources(session_id, None)
-            dialects.current().give_back_free_pages(cur)
+            current().give_back_free_pages(cur)
 
     def copy_path(
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,
@@ -314,7 +314,7 @@ class Messages(VersionRows):
         found among the messages' ancestors. updated_at: the session's, else now."""
         if not messages:
             return
-        d = dialects.current()
+        d = current()
         with transaction.atomic(savepoint=False), connection.cursor() as cur, _no_gc():
             if index_from is not None:
                 cur.execute("SELECT message_id, search_extra FROM arbor_message "

@@ -12,16 +12,17 @@ from django.db import connection, transaction
 
 from memory_core.messages import Message
 
-from .. import dialects, models
+from .. import models
 from . import hot, sql
 from .paths import find
+from .vendors.chosen import current
 
 PRUNE_EVERY = 100  # events; pruning runs when a session's seq reaches a multiple of this
 
 # One statement per stored event: the session's next seq and the outbox row (both vendors
 # return the seq). Postgres: the UPDATE (which holds the session row until commit, so two
 # writers get consecutive numbers) feeds the INSERT. SQLite: the INSERT reads event_seq + 1
-# under the transaction's write lock and a trigger (migration 0008) moves the counter.
+# under the transaction's write lock and a trigger (migration 0003) moves the counter.
 INSERT_EVENT = {
     "postgresql": (
         "WITH s AS (UPDATE arbor_session SET event_seq = event_seq + 1 WHERE id = %s "
@@ -46,7 +47,7 @@ def store(session_id: str, type_: str, data: str, keep: int) -> int | None:
     """Number the event with the session's next seq and store it (JSON text `data`), in
     the caller's transaction; every PRUNE_EVERY events, drop those older than the last
     `keep`. None when there is no such session (any more)."""
-    d = dialects.current()
+    d = current()
     with hot.cursor() as cur:
         cur.execute(INSERT_EVENT[d.vendor], insert_event_params(
             d.vendor, session_id, type_, data, d.db_datetime(datetime.now(UTC))))
@@ -80,7 +81,7 @@ def store_many(session_id: str, rows: Sequence[tuple[str, str]], keep: int) -> l
     """Number and store a session's events (type, JSON text) in order, in the caller's
     transaction, as `store` would one by one (pruning included); their seqs, or None when
     the session is gone. Two statements at most, whatever their count."""
-    d = dialects.current()
+    d = current()
     stamp = d.db_datetime(datetime.now(UTC))
     types = [t for t, _ in rows]
     data = [x for _, x in rows]
@@ -153,5 +154,5 @@ def prune_past(keep: int) -> int:
         after = batch[-1][0]
     if deleted:
         with connection.cursor() as cur:
-            dialects.current().give_back_free_pages(cur)  # SQLite: the file shrinks
+            current().give_back_free_pages(cur)  # SQLite: the file shrinks
     return deleted

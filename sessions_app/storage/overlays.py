@@ -12,8 +12,9 @@ from memory_core.limits import strip_nul
 from memory_core.messages import Message, now
 from memory_core.tree import Compaction
 
-from .. import dialects, models
+from .. import models
 from . import sql
+from .vendors.chosen import current
 
 
 class PathReader(Protocol):
@@ -41,7 +42,7 @@ def read_stamped_views(cur: Any, session_id: str) -> tuple[Any, Views]:
 
 
 def _views(rows: list[Any]) -> tuple[Any, Views]:
-    to_dt = dialects.current().to_datetime
+    to_dt = current().to_datetime
     overlays: list[Compaction] = []
     unloaded: dict[tuple[str, str], Any] = {}
     stamp = None
@@ -78,7 +79,7 @@ class Overlays:
         return Compaction(row.overlay_id, row.summary, from_id, to_id, row.created_at)
 
     def get_compactions(self, session_id: str) -> list[Compaction]:
-        to_dt = dialects.current().to_datetime
+        to_dt = current().to_datetime
         with connection.cursor() as cur:
             cur.execute(sql.COMPACTIONS, [session_id])
             return [Compaction(r[0], r[1], r[2], r[3], to_dt(r[4])) for r in cur.fetchall()]

@@ -18,9 +18,10 @@ from memory_core.search import SearchHit
 from memory_core.storage import EncodedPath
 from memory_core.tree import Compaction, TreeRow, tree_rows
 
-from .. import dialects, models
+from .. import models
 from . import hot, path_cache, sql
 from .overlays import read_stamped_views, read_views
+from .vendors.chosen import current
 
 
 @contextmanager
@@ -45,7 +46,7 @@ def _no_gc() -> Iterator[None]:
 
 def row_message(row: Sequence[Any]) -> Message:
     """A Message from the sql.MESSAGE_COLUMNS of a row."""
-    to_dt = dialects.current().to_datetime
+    to_dt = current().to_datetime
     return Message(row[0], row[1], row[2], orjson.loads(row[3]), orjson.loads(row[4]),
                    to_dt(row[5]))
 
@@ -144,20 +145,20 @@ class Paths:
 
     def get_message(self, session_id: str, message_id: str) -> Message | None:
         with connection.cursor() as cur:
-            dialects.current().fast_reads(cur)
+            current().fast_reads(cur)
             found = find(cur, session_id, [message_id])
         return found[message_id][1] if message_id in found else None
 
     def latest_leaf(self, session_id: str) -> Message | None:
         with connection.cursor() as cur:
-            dialects.current().fast_reads(cur)
+            current().fast_reads(cur)
             cur.execute(sql.LATEST_MESSAGE, [session_id])
             row = cur.fetchone()
         return row_message(row) if row else None
 
     def children(self, session_id: str, message_id: str | None) -> list[Message]:
         with connection.cursor() as cur:
-            dialects.current().fast_reads(cur)
+            current().fast_reads(cur)
             if message_id is None:  # the roots: siblings of each other
                 cur.execute(sql.ROOTS, [session_id])
                 return [row_message(r) for r in cur.fetchall()]
@@ -179,7 +180,7 @@ class Paths:
         vendor = connection.vendor
         cache = path_cache.paths if path_cache.PathCache.usable() else None
         with hot.cursor() as cur:
-            dialects.current().fast_reads(cur)
+            current().fast_reads(cur)
             if cache is None:
                 rows = _read_path(cur, vendor, session_id, leaf_id)
                 views = read_views(cur, session_id) if with_overlays and rows else ([], {})
@@ -224,7 +225,7 @@ class Paths:
         """Every message of the session in insertion order (parents before children, so
         each parent's id is known by the time its children come)."""
         with connection.cursor() as cur:
-            dialects.current().fast_reads(cur)
+            current().fast_reads(cur)
             cur.execute("SELECT seq, parent_seq, message_id, role, parts, metadata, created_at "
                         f"FROM arbor_message WHERE session_key = {sql.SESSION_KEY} ORDER BY seq",
                         [session_id])
@@ -249,7 +250,7 @@ class Paths:
     ) -> list[SearchHit]:
         if not terms:
             return []
-        d = dialects.current()
+        d = current()
         with hot.cursor() as cur:
             d.fast_reads(cur)
             rows = d.search(cur, agent_id=agent_id, session_id=session_id,

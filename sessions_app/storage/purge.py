@@ -20,7 +20,8 @@ from django.db import connection, transaction
 from django.db.backends.signals import connection_created
 from django.utils import timezone
 
-from .. import dialects, models
+from .. import models
+from .vendors.chosen import current
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def _sqlite() -> dict[str, Any]:
                 steps += 1
                 if raw.total_changes - before <= 1:  # only the command's own row: done
                     break
-        dialects.current().give_back_free_pages(cur)
+        current().give_back_free_pages(cur)
     # A fresh cursor: on the one that stepped incremental_vacuum, the checkpoint answers
     # (0, -1, -1) without running.
     # The WAL thread's own checkpoint or merge step may hold the file for a few ms: try again.

@@ -14,11 +14,12 @@ from memory_core.limits import MAX_COST, MAX_TOKEN_TOTAL, strip_nul
 from memory_core.messages import SessionInfo, now
 from memory_core.snapshot import SessionSnapshot
 
-from .. import dialects, models
+from .. import models
 from . import erasure
 from .context import ContextRows
 from .messages import Messages, delete_rows, stored_count
 from .paths import Paths
+from .vendors.chosen import current
 
 _REGISTRY_FIELDS = ("name", "model", "source", "end_reason", "parent_session_id")
 
@@ -105,7 +106,7 @@ class Registry(Paths, Messages, ContextRows):
             # Blocks, values, entries, prompt and skill states cascade from the row.
             models.Session.objects.filter(id=session_id).delete()
             with connection.cursor() as cur:
-                dialects.current().give_back_free_pages(cur)
+                current().give_back_free_pages(cur)
         return True
 
     def add_usage(

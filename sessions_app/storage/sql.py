@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..models.fields import iso_text
 
-# Messages name their session by its number (arbor_session.key, migration 0015); the
+# Messages name their session by its number (arbor_session.key, migration 0003); the
 # statements take the session's id and look the number up (one primary-key probe).
 SESSION_KEY = "(SELECT key FROM arbor_session WHERE id = %s)"
 
@@ -72,7 +72,7 @@ _LINKED_VALUES = f"{SESSION_KEY}, %s, {_PARENT_BY_ID}, %s, %s, %s, %s, %s, %s"
 INSERT_LINKED = f"INSERT INTO arbor_message ({INSERT_COLUMNS}) VALUES ({_LINKED_VALUES})"
 INSERT_LINKED_WITH_VECTOR = (f"INSERT INTO arbor_message ({INSERT_COLUMNS}, search_vector) "
                              f"VALUES ({_LINKED_VALUES}, %s::tsvector)")
-# Postgres: a whole tree at once (dialects._insert_at_once), its seqs taken beforehand.
+# Postgres: a whole tree at once (vendors/postgres.py _insert_at_once), its seqs taken beforehand.
 INSERT_UNNESTED = (
     f"INSERT INTO arbor_message (seq, {INSERT_COLUMNS}, search_vector) "
     f"SELECT u.seq, {SESSION_KEY}, u.message_id, u.parent_seq, u.role, u.parts, u.metadata, "
@@ -86,7 +86,7 @@ INSERT_COUNTED = (
     "WITH counted AS (UPDATE arbor_session SET updated_at = %s, "
     "message_count = message_count + 1, search_tokens = search_tokens + %s WHERE id = %s) "
     + INSERT_MESSAGE_WITH_VECTOR)
-# SQLite: an index row's rowid is its agent's number (arbor_search_key, migration 0012)
+# SQLite: an index row's rowid is its agent's number (arbor_search_key, migration 0002)
 # shifted left by FTS_SHIFT, or'ed with the message's seq: an agent's rows are one range.
 FTS_SHIFT = 36
 FTS_SEQ = (1 << FTS_SHIFT) - 1  # rowid & FTS_SEQ = seq

@@ -1,4 +1,4 @@
-"""Message embeddings in arbor_message_vector (migration 0020): which messages wait for a
+"""Message embeddings in arbor_message_vector (migration 0004): which messages wait for a
 vector, storing vectors, and reading an agent's vectors for a search.
 
 Same SQL on both databases. A message waits for a vector while it has none made by the

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core.transfer import export_session, import_session
-from sessions_app import fulltext
+from sessions_app.storage.vendors import postgres_search
 from tests.conftest import user_msg
 
 ODD_IDS = ["X'|!'Z", 'q"uote', "a' | 'b", "s)|(t", 'x" OR body : "secret', "back\\slash'"]
@@ -17,7 +17,7 @@ ODD_IDS = ["X'|!'Z", 'q"uote', "a' | 'b", "s)|(t", 'x" OR body : "secret', "back
 @pytest.mark.parametrize("large", [False, True])
 def test_a_session_id_is_never_query_syntax(manager, other_manager, monkeypatch, odd_id, large):
     if large:  # Postgres: the path for sessions past SMALL_SESSION names the scope token
-        monkeypatch.setattr(fulltext, "SMALL_SESSION", 0)
+        monkeypatch.setattr(postgres_search, "SMALL_SESSION", 0)
     other = other_manager.get_session(other_manager.create("other tenant").id)
     other.append_message(user_msg("the secret launch codes are 0000"))
     source = manager.get_session(manager.create("source").id)

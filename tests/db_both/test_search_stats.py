@@ -1,6 +1,7 @@
 """Postgres keeps each word's document count, the message count and the token total in
-arbor_term_df plus pending deltas (migration 0012); searches read them instead of
-counting over the GIN index, so they must stay exact through every kind of write."""
+arbor_term_df, counters per (term, slot) updated in place (migration 0005); searches
+read them instead of counting over the GIN index, so they must stay exact through every
+kind of write, and the table must hold the vocabulary, not a row per write."""
 
 from __future__ import annotations
 
@@ -17,10 +18,7 @@ TRUTH = """
     WHERE lexeme NOT LIKE '§%%' GROUP BY lexeme
     UNION ALL SELECT '§n', count(*) FROM arbor_message
     UNION ALL SELECT '§t', coalesce(sum(search_len + 2), 0) FROM arbor_message"""
-KEPT = """
-    SELECT term, sum(n) FROM (SELECT term, df AS n FROM arbor_term_df
-                              UNION ALL SELECT term, d FROM arbor_term_delta) x
-    GROUP BY term"""
+KEPT = "SELECT term, sum(df) FROM arbor_term_df GROUP BY term"
 
 
 def counts(sql: str) -> dict[str, int]:
@@ -29,9 +27,9 @@ def counts(sql: str) -> dict[str, int]:
         return {term: int(n) for term, n in cur.fetchall() if int(n)}
 
 
-def pending() -> int:
+def stored_rows() -> int:
     with connection.cursor() as cur:
-        cur.execute("SELECT count(*) FROM arbor_term_delta")
+        cur.execute("SELECT count(*) FROM arbor_term_df")
         return int(cur.fetchone()[0])
 
 
@@ -41,11 +39,11 @@ def assert_exact() -> None:
 
 def test_counts_stay_exact_through_every_write(manager, session):
     words = [f"word{i}" for i in range(400)]
-    # Enough distinct words that the deltas cross a fold (every 4,096 delta rows).
     texts = [" ".join(words[(i * 7) % 400 : (i * 7) % 400 + 40]) for i in range(150)]
     for text in texts:
         session.append_message(user_msg(text))
     assert_exact()
+    assert stored_rows() <= 400 + 2  # one row per word (and the two totals), not per write
     history = session.get_history()
     session.delete_messages([m.id for m in history[:20]])
     assert_exact()
@@ -58,7 +56,6 @@ def test_counts_stay_exact_through_every_write(manager, session):
     assert_exact()
     session.clear_messages()
     assert_exact()
-    assert pending() < 4096 + 1000  # folded as it went, not left to grow
 
 
 def test_a_new_word_is_searchable_at_once(manager, session):
@@ -69,7 +66,7 @@ def test_a_new_word_is_searchable_at_once(manager, session):
 
 
 def test_counts_stay_exact_through_an_import_of_whole_trees(manager):
-    # Postgres writes an imported tree in one statement (dialects._insert_at_once).
+    # Postgres writes an imported tree in one statement (vendors/postgres.py _insert_at_once).
     import orjson
 
     from memory_core.imports import conversations, import_conversations, read
@@ -80,3 +77,47 @@ def test_counts_stay_exact_through_an_import_of_whole_trees(manager):
         import_conversations(manager, fmt, conversations(fmt, value))
     assert_exact()
     assert {h["id"] for h in manager.search("evening flight")} >= {"a2"}  # vectors hold words
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writers_of_the_same_words_do_not_wait_for_each_other(manager):
+    """A transaction that appended common words and is still open holds its own slot's
+    counters only: another session's append of the same words commits meanwhile, and
+    both are counted once they are done."""
+    import threading
+
+    from django.db import transaction
+
+    first = manager.get_session(manager.create("first").id)
+    second = manager.get_session(manager.create("second").id)
+    appended, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def slow_writer() -> None:
+        try:
+            with transaction.atomic():
+                first.append_message(user_msg("the shared words of every chat"))
+                appended.set()
+                release.wait(30)
+        except BaseException as exc:  # asserted on below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=slow_writer)
+    thread.start()
+    try:
+        assert appended.wait(30)
+        with connection.cursor() as cur:
+            cur.execute("SET lock_timeout = '2s'")  # waiting on the open one would fail
+        second.append_message(user_msg("the shared words of every chat, again"))
+        with connection.cursor() as cur:
+            cur.execute("SET lock_timeout = 0")
+    finally:
+        release.set()
+        thread.join(30)
+    assert errors == []
+    assert_exact()
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(DISTINCT slot) FROM arbor_term_df WHERE term = 'share'")
+        assert cur.fetchone()[0] == 2

@@ -1,4 +1,4 @@
-"""SQLite: the message index keeps no bodies (migration 0014), so every removal or edit
+"""SQLite: the message index keeps no bodies (migration 0002), so every removal or edit
 must hand FTS5 exactly the tokens the row was indexed with. After every kind of write
 (append, edit, upsert, a tool result whose call is deleted first, fork, deletes by the
 engine, by cascade, and a flush that deletes sessions before their messages), the
@@ -15,8 +15,8 @@ from django.db import connection
 
 from memory_core import SessionManager
 from sessions_app.models import Agent
-from sessions_app.sqlite_index import search_tokens
 from sessions_app.storage.rows import message_scope
+from sessions_app.storage.vendors.sqlite_index import search_tokens
 from tests.conftest import assistant_msg, make_agent, user_msg
 
 pytestmark = [pytest.mark.sqlite_only, pytest.mark.django_db(transaction=True)]

@@ -22,15 +22,6 @@ PACKAGES = ("memory_core", "sessions_app", "arbor", "arbor_client", "benchmarks"
 WEB = ("django", "ninja", "channels", "daphne", "sessions_app", "arbor")
 STORAGE = "sessions_app.storage"
 
-# Modules on their way into sessions_app/storage (issue 26: dialects.py and fulltext.py
-# split by vendor into storage/vendors/), counted here as the storage modules they will
-# be: until then they and the storage import each other. Empty this after that merge.
-MOVING_INTO_STORAGE = {
-    "sessions_app.dialects": "sessions_app.storage.vendors",
-    "sessions_app.fulltext": "sessions_app.storage.vendors.fulltext",
-}
-
-
 def module_name(path: Path) -> str:
     """Where the file is (relative imports resolve from there)."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -39,7 +30,7 @@ def module_name(path: Path) -> str:
 
 def as_node(name: str) -> str:
     """The module's node in the graph."""
-    return MOVING_INTO_STORAGE.get(name, name)
+    return name
 
 
 def modules(*packages: str) -> dict[str, Path]:

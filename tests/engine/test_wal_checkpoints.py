@@ -10,7 +10,7 @@ import time
 import pytest
 from django.db import connection
 
-from sessions_app import wal
+from sessions_app.storage.vendors import sqlite_wal as wal
 from tests.conftest import user_msg
 
 pytestmark = pytest.mark.sqlite_only

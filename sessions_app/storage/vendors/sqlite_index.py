@@ -1,4 +1,4 @@
-"""Upkeep of SQLite's message index, a contentless FTS5 table (migration 0014): it keeps
+"""Upkeep of SQLite's message index, a contentless FTS5 table (migration 0002): it keeps
 the tokens' index but not the bodies, so removing or replacing a row means handing FTS5
 the row's body again.
 

@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_app', '0004_message_vectors'),
+        ('sessions_app', '0005_term_counters'),
     ]
 
     operations = [

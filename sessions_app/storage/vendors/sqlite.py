@@ -1,0 +1,138 @@
+"""SQLite's dialect: FTS5 index rows beside the messages (sqlite_index.py keeps the
+contentless index), the database's write lock for a session's writes, message times as
+integer microseconds. The message search statement is in sqlite_search.py."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ...models.fields import from_micros, to_micros
+from .. import sql
+from ..rows import MessageRow, message_scope, namespace_token
+from . import count_session
+from .sqlite_search import fts5_match, quoted, sqlite_messages
+
+
+def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str) -> None:
+    cur.execute(
+        f"INSERT INTO {fts}(rowid, body, scope) VALUES (%s, %s, %s)",
+        [seq, " ".join(tokens), scope],
+    )
+
+
+def _fts5_search(
+    cur: Any, *, fts: str, columns: str, source: str, scope: str, terms: Sequence[str],
+    limit: int, exclude: str | None = None,
+) -> list[tuple[Any, ...]]:
+    """Rows of `source` (aliased, joined on seq) matching any term in the scope, less the
+    rows holding the `exclude` scope token: rows holding every term first (one
+    materialised subquery), then BM25, then newest (rowid) first."""
+    words = quoted(terms)
+    rank = f"bm25({fts}, 1.0, 0.0)"  # the scope column weighs nothing
+    order = f"{rank}, f.rowid DESC"
+    params: list[Any] = [fts5_match(words, "OR", scope, exclude)]
+    if len(terms) > 1:
+        order = f"(f.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)) DESC, " + order
+        params.append(fts5_match(words, "AND", scope))
+    params.append(limit)
+    alias = source.split()[-1]
+    cur.execute(
+        f"""SELECT {columns}, -{rank}
+            FROM {fts} f JOIN {source} ON {alias}.seq = f.rowid
+            WHERE {fts} MATCH %s
+            ORDER BY {order} LIMIT %s""",
+        params,
+    )
+    return list(cur.fetchall())
+
+
+class Sqlite:
+    vendor = "sqlite"
+
+    def fast_reads(self, cur: Any) -> None:
+        return None
+
+    def give_back_free_pages(self, cur: Any) -> None:
+        # A no-op in a file made without auto_vacuum=INCREMENTAL (settings). Python's
+        # sqlite3 steps the pragma once, and each step gives back one page: run it once
+        # per free page (executemany loops in C).
+        cur.execute("PRAGMA freelist_count")
+        free = int(cur.fetchone()[0])
+        if free:
+            cur.executemany("PRAGMA incremental_vacuum", [()] * free)
+
+    def to_datetime(self, value: Any) -> datetime:
+        if isinstance(value, int):  # a message's created_at (models.MessageTime)
+            return from_micros(value)
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+    def db_datetime(self, value: datetime) -> Any:
+        return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+
+    def message_time(self, value: datetime) -> Any:
+        return to_micros(value)
+
+    def lock_session(self, cur: Any, session_id: str) -> str | None:
+        return None  # the IMMEDIATE transaction already holds the database's write lock
+
+    def insert_message(self, cur: Any, row: MessageRow, agent_id: str | None) -> int:
+        agent_id = self.count(cur, row.session_id, messages=1, tokens=row.search_len)
+        cur.execute(sql.INSERT_MESSAGE, row.values())
+        seq = int(cur.fetchone()[0])
+        scope = message_scope(row.session_id, agent_id)
+        cur.execute(sql.INSERT_FTS, [agent_id, seq, " ".join(row.tokens), " ".join(scope)])
+        return seq
+
+    def insert_messages(
+        self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
+    ) -> None:
+        cur.executemany(sql.INSERT_LINKED, [r.linked_values() for r in rows])
+        if scope is not None:
+            cur.executemany(
+                "INSERT INTO arbor_message_fts(rowid, body, scope) "
+                f"SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | seq, %s, %s "
+                f"FROM arbor_message WHERE {sql.ID_ANCHOR}",
+                [(r.session_id, " ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
+                 for r in rows])
+
+    def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
+        return None  # the UPDATE's trigger did it (migration 0002), from parts and search_extra
+
+    def copy_index(
+        self, cur: Any, *, source_session: str, target_session: str, scope: Sequence[str]
+    ) -> None:
+        # The index keeps no bodies (contentless): each copy's is rebuilt from its row,
+        # which carries the source's search_extra.
+        cur.execute(
+            f"""INSERT INTO arbor_message_fts(rowid, body, scope)
+               SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | t.seq,
+                      arbor_search_body(t.parts, t.search_extra), %s
+               FROM arbor_message t WHERE t.session_key = {sql.SESSION_KEY}""",
+            [target_session, " ".join(scope), target_session],
+        )
+
+    def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:
+        return count_session(cur, self, session_id, messages, tokens)
+
+    def search(
+        self, cur: Any, *, agent_id: str, session_id: str | None,
+        exclude_session_id: str | None, terms: Sequence[str], limit: int,
+    ) -> list[tuple[Any, ...]]:
+        return sqlite_messages(
+            cur, agent_id=agent_id, session_id=session_id,
+            exclude_session_id=exclude_session_id, terms=terms, limit=limit)
+
+    def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
+        cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])
+        _fts5_write(cur, "arbor_entry_fts", seq, tokens, namespace_token(namespace))
+
+    def search_entries(
+        self, cur: Any, namespace: str, terms: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]]:
+        return _fts5_search(
+            cur, fts="arbor_entry_fts", columns="e.key, e.description, e.content, e.updated_at",
+            source="arbor_entry e", scope=namespace_token(namespace), terms=terms, limit=limit)

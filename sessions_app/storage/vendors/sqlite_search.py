@@ -1,0 +1,89 @@
+"""SQLite's message search: one FTS5 statement (a search is one query).
+
+It ranks as FTS5 does: rows holding every term first, then BM25 (vendors/__init__.py),
+then newest first. An agent's index rows are one rowid range (sql.FTS_SHIFT), so an
+agent-wide search walks only that range of the index; the session token stays in the
+match for a session search. The best `limit` rows are found on the index alone and only
+they are joined to their messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import sql
+from ..rows import session_token
+
+
+def quoted(words: Sequence[str]) -> list[str]:
+    # A quoted FTS5 string is text: NEAR, OR, -, :, * inside it are not operators.
+    return ['"' + w.replace('"', '""') + '"' for w in words]
+
+
+# Scope tokens come from ids, which an importer chooses: each is quoted as text, so no
+# character of an id can act as query syntax (tests/db_both/test_search_scope_ids.py).
+
+def fts5_match(words: Sequence[str], joiner: str, scope: str | None,
+               exclude: str | None = None) -> str:
+    """An FTS5 match of the quoted `words` joined by OR or AND, in the rows holding the
+    `scope` token (any row when None), less those holding the `exclude` token."""
+    match = f'body : ({f" {joiner} ".join(words)})'
+    if scope is not None:
+        match = f"scope : {quoted([scope])[0]} AND {match}"
+    if exclude is not None:
+        match = f"({match}) NOT scope : {quoted([exclude])[0]}"
+    return match
+
+
+# The agent's rowid range, as constants of the statement: FTS5 walks only that range.
+_AGENT_RANGE = (f"f.rowid BETWEEN (SELECT key << {sql.FTS_SHIFT} FROM arbor_search_key "
+                "WHERE agent_id = %s) "
+                f"AND (SELECT (key << {sql.FTS_SHIFT}) | {sql.FTS_SEQ} FROM arbor_search_key "
+                "WHERE agent_id = %s)")
+
+
+# One statement (a search is one query). The rows holding every term are found first
+# without ranking (an AND match, which skips through the terms' lists), at most limit + 1
+# of them. When there are more than `limit`, no other row can be shown: only they are
+# ranked (the MATCH takes the AND match). Otherwise the any-word match is ranked with
+# them first. Either way FTS5 ranks once, as a plain bm25 search does; a row's score is
+# the same in both matches (the same phrases in the same order).
+# Params: every-term match, agent id ×2, limit + 1, [session id], limit ×2, every-term
+# match, any-word match, agent id ×2, limit.
+_MESSAGES = f"""
+    WITH whole(id) AS MATERIALIZED (
+        SELECT f.rowid FROM arbor_message_fts f
+        WHERE arbor_message_fts MATCH %s AND {_AGENT_RANGE} LIMIT %s)
+    SELECT m.message_id, {{session}}, m.role, m.parts, m.created_at, -f.score
+    FROM (SELECT f.rowid AS id, (SELECT count(*) FROM whole) > %s OR f.rowid IN whole AS whole,
+                 bm25(arbor_message_fts, 1.0, 0.0) AS score
+          FROM arbor_message_fts f
+          WHERE arbor_message_fts MATCH (CASE WHEN (SELECT count(*) FROM whole) > %s
+                                              THEN %s ELSE %s END)
+            AND {_AGENT_RANGE}
+          ORDER BY whole DESC, score, id DESC LIMIT %s) f
+    JOIN arbor_message m ON m.seq = f.id & {sql.FTS_SEQ}
+    {{join}}
+    ORDER BY f.whole DESC, f.score, f.id DESC"""
+# A session's rows are its own: its id comes as a parameter, not from a join.
+_IN_SESSION = _MESSAGES.format(session="%s", join="")
+_IN_AGENT = _MESSAGES.format(session="s.id",
+                             join="JOIN arbor_session s ON s.key = m.session_key")
+
+
+def sqlite_messages(
+    cur: Any, *, agent_id: str, session_id: str | None, exclude_session_id: str | None,
+    terms: Sequence[str], limit: int,
+) -> list[tuple[Any, ...]]:
+    """(message_id, session_id, role, parts, created_at, score) best first (_MESSAGES)."""
+    words = quoted(terms)
+    scope = session_token(session_id) if session_id is not None else None
+    exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
+    match = fts5_match(words, "OR", scope, exclude)
+    # One term: every row holds every term; the AND match is the match itself.
+    every = fts5_match(words, "AND", scope, exclude) if len(terms) > 1 else match
+    statement, session = (_IN_AGENT, []) if session_id is None else (_IN_SESSION, [session_id])
+    cur.execute(statement, [every, agent_id, agent_id, limit + 1, *session, limit, limit,
+                            every, match, agent_id, agent_id, limit])
+    return list(cur.fetchall())
