@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import actions, chat, home
+from .views import actions, chat, home, overlays
 from .views import block_history as history_pages
 from .views import inspector as inspector_pages
 from .views import lifecycle as lifecycle_pages
@@ -30,8 +30,10 @@ urlpatterns = [
     path(S + "compact", actions.compact, name="chat-compact"),
     path(S + "compactions/<str:compaction_id>/undo", actions.undo_compaction,
          name="compaction-undo"),
-    path(S + "compactions/<str:compaction_id>/originals", chat.overlay_originals,
+    path(S + "compactions/<str:compaction_id>/originals", overlays.overlay_originals,
          name="compaction-originals"),
+    path(S + "compactions/<str:compaction_id>/", overlays.compaction_info,
+         name="compaction-info"),
     path(S + "tree/", tree_pages.tree, name="session-tree"),
     path(S + "usage/", tree_pages.usage, name="session-usage"),
     path(S + "export.json", manage_pages.export_json, name="session-export-json"),

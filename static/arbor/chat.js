@@ -46,13 +46,10 @@
   }
 
   // --- fragments ----------------------------------------------------------------
-  async function fragment(url) {
-    const response = await fetch(url, { headers: { "HX-Request": "true" } });
-    if (!response.ok) return null;
-    const template = document.createElement("template");
-    template.innerHTML = await response.text();
-    return template.content;
-  }
+  const paging = window.Arbor.paging;
+  const ui = window.Arbor.ui;
+  const toggleEdit = ui.toggleEdit;
+  const fragment = paging.fragment;
 
   function place(content, replace) {
     const nodes = Array.from(content.children);
@@ -70,7 +67,11 @@
     const form = old.querySelector(".edit-form");
     const editing = form && !form.hidden ? form.querySelector("textarea") : null;
     const draft = editing && { value: editing.value, focused: document.activeElement === editing };
+    // The final render (Markdown, the action row) is taller than the streamed text: a
+    // reader at the bottom stays there.
+    const atBottom = nearBottom();
     place(content, old);
+    if (atBottom) scrollToBottom();
     const fresh = article(id);
     if (draft && fresh && fresh.querySelector(".edit-form")) {
       toggleEdit(fresh, true);
@@ -89,10 +90,13 @@
     if (atBottom) scrollToBottom();
   }
 
-  function reloadThread() {
+  // The branch re-read, keeping the reader's place (or the bottom, if they were there).
+  async function reloadThread() {
     const leaf = leafId();
-    return htmx.ajax("GET", leaf ? `${base}?leaf=${encodeURIComponent(leaf)}` : base,
-      { target: "#thread", select: "#thread", swap: "outerHTML" });
+    const atBottom = nearBottom();
+    await paging.keepPlace(() => htmx.ajax("GET", leaf ? `${base}?leaf=${encodeURIComponent(leaf)}` : base,
+      { target: "#thread", select: "#thread", swap: "outerHTML" }));
+    if (atBottom) scrollToBottom();
   }
 
   // The message on screen whose parent is `parentId` (a root for ""), to refresh its
@@ -183,15 +187,17 @@
         break;
       }
       case "compaction.started":
-        document.getElementById("session-banner").hidden = true;
+        banner("Compacting… the older messages are being summarised.", { quiet: true });
         break;
       case "compaction.completed":
-        if (!data.compaction) banner("Nothing to summarise yet: the history is still short.");
-        else await reloadThread();
+        if (!data.compaction) banner("Nothing to summarise yet: the history is still short.", { quiet: true });
+        else { await reloadThread(); await compacted(data.compaction); }
         break;
-      case "compaction.removed":
-        await reloadThread();
+      case "compaction.removed": {
+        const section = document.getElementById("c-" + data.compaction_id);
+        if (section) await paging.unwrap(section, leafId(), base);
         break;
+      }
       case "compaction.failed":
         banner(`Compaction failed: ${data.error || "the summariser gave no answer"}. Nothing was changed.`);
         break;
@@ -213,10 +219,33 @@
     }
   }
 
-  function banner(text) {
+  function banner(text, { quiet = false } = {}) {
     const el = document.getElementById("session-banner");
     el.textContent = text;
+    el.classList.toggle("quiet", quiet);
     el.hidden = false;
+    return el;
+  }
+
+  // "Summarised 1,270 messages. Show the summary": the marker may be far above.
+  async function compacted(overlay) {
+    let info = null;
+    try {
+      const response = await fetch(`${base}compactions/${encodeURIComponent(overlay.id)}/`);
+      if (response.ok) info = await response.json();
+    } catch { info = null; }
+    const count = info ? info.count : null;
+    const el = banner(count === null ? "Summarised the older messages. "
+      : `Summarised ${count.toLocaleString("en")} message${count === 1 ? "" : "s"}. `, { quiet: true });
+    const link = document.createElement("a");
+    link.href = "#cm-" + overlay.id;
+    link.className = "to-marker";
+    link.textContent = "Show the summary";
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      paging.jumpToMarker(overlay.id, overlay.from_message_id);
+    });
+    el.append(link);
   }
 
   main.addEventListener("htmx:wsOpen", (event) => {
@@ -274,24 +303,22 @@
     if (button.matches(".expand")) {
       const originals = document.getElementById(button.getAttribute("aria-controls"));
       const open = button.getAttribute("aria-expanded") !== "true";
-      if (open && originals.dataset.src) { // read when first opened
-        fragment(originals.dataset.src).then((content) => {
-          if (content) { originals.replaceChildren(content); htmx.process(originals); }
-        });
-        delete originals.dataset.src;
-      }
+      if (open) paging.openOriginals(originals); // read when first opened
       originals.hidden = !open;
       button.setAttribute("aria-expanded", String(open));
       return;
     }
     if (button.matches(".branch-prev, .branch-next")) switchBranch(button);
-    else if (button.matches(".copy")) copy(el, button);
+    else if (button.matches(".copy")) ui.copyText(el.querySelector(".content").innerText, button);
     else if (button.matches(".edit")) toggleEdit(el, true);
     else if (button.matches(".cancel")) toggleEdit(el, false);
   });
 
   document.body.addEventListener("htmx:beforeRequest", (event) => {
     const elt = event.detail.elt;
+    if (elt.matches && elt.matches(".compact-now")) {
+      banner("Compacting… the older messages are being summarised.", { quiet: true });
+    }
     const el = elt.closest && elt.closest("article.message");
     if (!el) return;
     if (elt.matches(".regenerate")) cutAt(el.dataset.parentId);
@@ -325,42 +352,6 @@
     }
   });
 
-  function toggleEdit(el, open) {
-    const form = el.querySelector(".edit-form");
-    const button = el.querySelector("button.edit");
-    form.hidden = !open;
-    button.setAttribute("aria-expanded", String(open));
-    if (open) form.querySelector("textarea").focus();
-    else button.focus();
-  }
-
-  async function copy(el, button) {
-    const text = el.querySelector(".content").innerText;
-    try {
-      await navigator.clipboard.writeText(text);
-    } catch {
-      const area = document.createElement("textarea");
-      area.value = text;
-      document.body.append(area);
-      area.select();
-      document.execCommand("copy");
-      area.remove();
-    }
-    const label = button.textContent;
-    button.textContent = "Copied";
-    setTimeout(() => { button.textContent = label; }, 1200);
-  }
-
-  // Tree, Usage and Export Markdown open on the branch on screen, which may have changed
-  // since the page was rendered (a branch switch, a new message).
-  document.querySelector(".session-links").addEventListener("click", (event) => {
-    const link = event.target.closest("a[data-leaf]");
-    if (!link || !leafId()) return;
-    const url = new URL(link.href);
-    url.searchParams.set("leaf", leafId());
-    link.href = url;
-  });
-
   // --- keyboard -----------------------------------------------------------------
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -382,6 +373,7 @@
 
   // --- start --------------------------------------------------------------------
   setStatus(main.dataset.sessionStatus);
+  paging.watch();
   if (!location.hash) scrollToBottom();
   else {
     const target = document.getElementById(location.hash.slice(1));
