@@ -7,7 +7,8 @@ engine reads a bounded page of the path, not the path).
 `?leaf=<id>` selects the branch that ends at, or runs through, that message: from it the
 view follows the reader's remembered choice at each fork below (kept in their login
 session, per conversation), else the newest leaf. Every branch therefore has a URL, and
-switching a fork above does not lose the choices made below it.
+switching a fork above does not lose the choices made below it. Without `?leaf=` the
+page opens where this person last was (last_leaf.py), else on the newest leaf.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from memory_core.tree import PathPage, SiblingInfo
 from .. import models
 from ..engine_config import llm_from_settings
 from .common import session_or_404, session_row_or_404
+from .last_leaf import remember, remembered
 from .overlays import with_overlays
 
 PAGE = 50
@@ -95,15 +97,31 @@ def chat(request: HttpRequest, session_id: str) -> HttpResponse:
     # Read the seq before the messages: whatever is written after this read reaches the
     # page through `resume`, so nothing falls between the render and the socket.
     row = session_row_or_404(request, session_id)
+    asked = request.GET.get("leaf")
+    known = remembered(request, session.id)
     try:
-        leaf_id = resolve_leaf(request, session, request.GET.get("leaf"))
+        leaf_id = _leaf_to_open(request, session, asked, known)
     except NotFound:
         return render(request, "arbor/chat_missing_leaf.html",
-                      {"row": row, "leaf": request.GET.get("leaf")}, status=404)
+                      {"row": row, "leaf": asked}, status=404)
     context = page_context(request, session, leaf_id)
+    remember(request, session.id, context["leaf_id"], known)
     context.update({"row": row, "model_label": model_label(),
-                    "nav_sessions": _recent_sessions(request, row)})
+                    "nav_sessions": _recent_sessions(request, row),
+                    **origin(row, context["page"].messages)})
     return render(request, "arbor/chat.html", context)
+
+
+def _leaf_to_open(request: HttpRequest, session: Session, asked: str | None,
+                  known: str | None) -> str | None:
+    """`?leaf=` first, then where this person last was (if it still exists), then the
+    newest leaf."""
+    if asked or not known:
+        return resolve_leaf(request, session, asked)
+    try:
+        return resolve_leaf(request, session, known)
+    except NotFound:
+        return resolve_leaf(request, session, None)
 
 
 @require_safe
@@ -159,6 +177,20 @@ def _down_to(session: Session, page: PathPage, leaf_id: str | None, until: str) 
         siblings.update(above.siblings)
         more = above.has_more
     return PathPage(messages, more, page.leaf_id, siblings)
+
+
+def origin(row: models.Session, shown: list[Message]) -> dict[str, Any]:
+    """Where the session came from: the session it was forked from (and the message it
+    was forked at, when on the page), the other tool it was imported from, and when."""
+    parent = None
+    if row.parent_session_id:
+        parent = (models.Session.objects.filter(id=row.parent_session_id, agent_id=row.agent_id)
+                  .values("id", "name").first())
+    fork_point = next((m.metadata["forked_from"].get("message_id") for m in reversed(shown)
+                       if isinstance(m.metadata.get("forked_from"), dict)), None)
+    imported = (models.ImportSource.objects.filter(session_id=row.id)
+                .values("source_format", "created_at").first())
+    return {"parent": parent, "fork_point": fork_point, "imported": imported}
 
 
 def _recent_sessions(request: HttpRequest, row: models.Session) -> list[models.Session]:

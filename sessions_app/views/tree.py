@@ -191,5 +191,5 @@ def usage(request: HttpRequest, session_id: str) -> HttpResponse:
     leaf_id, known = _leaf_or_none(request, session)
     path = session.get_history(leaf_id, raw=True) if leaf_id else []
     context = {"row": row, "leaf_id": leaf_id, "unknown_leaf": not known,
-               "path_length": len(path), **usage_of(path)}
+               "leaf": path[-1] if path else None, "path_length": len(path), **usage_of(path)}
     return render(request, "arbor/usage.html", context, status=200 if known else 404)

@@ -50,5 +50,32 @@
     if (code) copyText(code.innerText.replace(/\n$/, ""), button);
   });
 
-  Arbor.ui = { copyText, toggleEdit };
+  // Everything on screen that describes the session follows its events: the sidebar's
+  // name and message count, the header's usage.
+  function describe(frame, sessionId) {
+    const data = frame.data || {};
+    const entry = document.querySelector(`.nav-sessions li[data-session-id="${CSS.escape(sessionId)}"]`);
+    const count = entry && entry.querySelector(".count");
+    const setCount = (n) => {
+      if (!count) return;
+      const value = Math.max(0, n);
+      count.dataset.count = String(value);
+      count.textContent = value.toLocaleString("en");
+      count.nextSibling.textContent = value === 1 ? " msg" : " msgs";
+    };
+    const current = count ? Number(count.dataset.count) : 0;
+    if (frame.type === "message.appended") setCount(current + 1);
+    else if (frame.type === "messages.deleted") setCount(data.all ? 0 : current - (data.count || (data.ids || []).length));
+    else if (frame.type === "session.renamed" && entry) entry.querySelector("a").textContent = data.name || "Untitled";
+    else if (frame.type === "session.updated" && "input_tokens" in data) {
+      const usage = document.querySelector(".usage-total");
+      if (!usage) return;
+      const total = (data.input_tokens || 0) + (data.output_tokens || 0);
+      const cost = data.estimated_cost ? ` · $${Number(data.estimated_cost).toFixed(4)}` : "";
+      usage.textContent = `${total} tok${cost}`;
+      usage.title = `${data.input_tokens} tokens in, ${data.output_tokens} out`;
+    }
+  }
+
+  Arbor.ui = { copyText, toggleEdit, describe };
 })();

@@ -30,6 +30,24 @@
     else history.replaceState({}, "", url + location.hash);
     const empty = document.getElementById("thread-empty");
     if (empty && id) empty.remove();
+    rememberLeaf(id);
+  }
+
+  // The server keeps the leaf on screen as this person's place in the session (the
+  // sidebar reopens it). It finds the newest leaf under it, so a branch that only grew
+  // needs no word; one that moved (a new branch, an earlier message) does.
+  let placeKept = leafId();
+  let placeTimer = null;
+  function rememberLeaf(id) {
+    const kept = placeKept && article(placeKept);
+    if (!id || id === placeKept || (kept && thread().contains(kept))) return;
+    clearTimeout(placeTimer);
+    placeTimer = setTimeout(() => {
+      const body = new URLSearchParams({ leaf: id });
+      const token = composer.querySelector("input[name=csrfmiddlewaretoken]").value;
+      fetch(`${base}shown`, { method: "POST", body, headers: { "X-CSRFToken": token } })
+        .then((r) => { if (r.ok) placeKept = id; }).catch(() => {});
+    }, 400);
   }
 
   // --- status -------------------------------------------------------------------
@@ -152,6 +170,7 @@
     const data = frame.data || {};
     // Other parts of the page (e.g. the prompt panel) follow the same events.
     main.dispatchEvent(new CustomEvent("arbor:event", { detail: frame }));
+    ui.describe(frame, sessionId);
     switch (frame.type) {
       case "resync":
         seq = 0;
@@ -275,6 +294,7 @@
     const url = `${base}?leaf=${encodeURIComponent(target)}`;
     htmx.ajax("GET", url, { target: "#thread", select: "#thread", swap: "outerHTML" }).then(() => {
       history.pushState({}, "", url);
+      placeKept = thread().dataset.leafId; // the page's read kept it
       const now = article(target);
       if (now) {
         window.scrollBy(0, now.getBoundingClientRect().top - offset); // keep it in place

@@ -23,26 +23,26 @@
     return head ? Math.max(0, head.getBoundingClientRect().bottom) : 0;
   }
 
-  // The first message or summary marker the reader sees below the sticky header.
+  // The message or summary marker the reader is looking at: the first whose top is in
+  // view below the sticky header, else the first partly in view.
   function anchorRow() {
     const top = headerBottom();
+    let partly = null;
     for (const el of document.querySelectorAll("#thread article.message, #thread .summary-marker")) {
       const box = el.getBoundingClientRect();
-      if (box.height > 0 && box.bottom > top) return el;
+      if (box.height === 0 || box.bottom <= top) continue;
+      if (box.top >= top - 1) return box.top < window.innerHeight ? el : partly || el;
+      partly = partly || el;
     }
-    return null;
+    return partly;
   }
 
   // Runs `change` (which adds or replaces content around the reader), then scrolls so
-  // the row they were looking at is where it was. `skip`: a row about to go away, whose
-  // next row is kept in place instead.
-  async function keepPlace(change, skip) {
+  // the row they were looking at is where it was. `skip`: a part about to go away; when
+  // the reader was looking at it, `instead` is kept in place.
+  async function keepPlace(change, skip, instead) {
     let el = anchorRow();
-    if (el && skip && skip.contains(el)) {
-      el = (skip.closest("section.overlay") || skip).nextElementSibling;
-      while (el && !el.matches("article.message, section.overlay")) el = el.nextElementSibling;
-      if (el && el.matches("section.overlay")) el = el.querySelector(".summary-marker");
-    }
+    if (el && skip && skip.contains(el)) el = instead || null;
     const id = el && el.id;
     const before = el ? el.getBoundingClientRect().top : 0;
     await change();
@@ -86,6 +86,10 @@
     if (!observer) return;
     document.querySelectorAll("#thread button.older:not([data-watched])").forEach((el) => {
       el.dataset.watched = "1";
+      // Off screen now (above the reader, after a load kept their place): armed already,
+      // so a jump that comes before the observer's first report still loads.
+      const box = el.getBoundingClientRect();
+      if (box.bottom < 0 || box.top > window.innerHeight) el.dataset.armed = "1";
       observer.observe(el);
     });
   }
@@ -115,6 +119,14 @@
   async function unwrap(section, leaf, base) {
     const originals = section.querySelector(".originals");
     const whole = originals && !originals.dataset.src && !originals.querySelector("button.older-originals");
+    // Looking at the marker: its first original takes its place when they were open,
+    // else the message after it stays where it was.
+    let instead = whole && !originals.hidden ? originals.querySelector("article.message") : null;
+    if (!instead) {
+      instead = section.nextElementSibling;
+      while (instead && !instead.matches("article.message, section.overlay")) instead = instead.nextElementSibling;
+      if (instead && instead.matches("section.overlay")) instead = instead.querySelector(".summary-marker");
+    }
     const skip = whole ? section.querySelector(".summary-marker") : section;
     await keepPlace(() => {
       if (whole) {
@@ -134,7 +146,7 @@
       button.textContent = "Load earlier messages";
       button.dataset.src = `${base}older?leaf=${encodeURIComponent(leaf)}&before=${encodeURIComponent(next.dataset.messageId)}`;
       section.replaceWith(button);
-    }, skip);
+    }, skip, instead);
   }
 
   // Opening a marker reads its last originals; "Show earlier" reads the page before.
