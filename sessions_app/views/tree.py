@@ -24,6 +24,7 @@ from django.views.decorators.http import require_safe
 from memory_core import NotFound, Session
 from memory_core.tree import TreeRow, depth_order
 
+from .branch_map import branch_map
 from .chat import resolve_leaf
 from .common import session_or_404, session_row_or_404
 
@@ -156,6 +157,7 @@ def tree(request: HttpRequest, session_id: str) -> HttpResponse:
     row = session_row_or_404(request, session_id)
     forks = sum(1 for r in rows if r.child_count > 1)
     context = {"row": row, "outline": outline.html(), "count": len(rows), "forks": forks,
+               "map": branch_map(rows, leaf_id, session.get_compactions()),
                "leaf_id": leaf_id, "unknown_leaf": not known,
                "leaves": sum(1 for r in rows if r.child_count == 0)}
     return render(request, "arbor/tree.html", context, status=200 if known else 404)
