@@ -77,5 +77,69 @@
     }
   }
 
-  Arbor.ui = { copyText, toggleEdit, describe };
+  // Keyboard: j / k move between messages, and the focused message's actions have a key
+  // each (listed in the "?" dialog). Not while typing.
+  const typing = (el) => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  const KEYS = { e: "button.edit", r: "button.regenerate", c: "button.copy", f: "button.fork" };
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(document.activeElement)) return;
+    const all = Array.from(document.querySelectorAll("#thread article.message")).filter((el) => el.offsetParent);
+    if (!all.length) return;
+    const here = document.activeElement && document.activeElement.closest("article.message");
+    if (event.key === "j" || event.key === "k") {
+      event.preventDefault();
+      let i = all.indexOf(here);
+      if (i < 0) i = event.key === "k" ? all.length : -1;
+      const next = all[Math.max(0, Math.min(all.length - 1, i + (event.key === "j" ? 1 : -1)))];
+      next.focus();
+      next.scrollIntoView({ block: "nearest" });
+    } else if (here && KEYS[event.key]) {
+      const button = here.querySelector(`:scope > footer ${KEYS[event.key]}`);
+      if (button && !button.disabled) { event.preventDefault(); button.click(); }
+    } else if (event.key === "p") {
+      const toggle = document.querySelector(".pp-toggle");
+      if (toggle) { event.preventDefault(); toggle.click(); toggle.focus(); }
+    } else if (event.key === "/") {
+      const input = document.getElementById("message-input");
+      if (input) { event.preventDefault(); input.focus(); }
+    }
+  });
+
+  // A screen reader hears the turn start and end (the streamed text itself is not read
+  // out word by word), and the status line's messages.
+  function announce(text) {
+    const region = document.getElementById("live-announce");
+    if (region) region.textContent = text;
+  }
+
+  function banner(text, { quiet = false } = {}) {
+    const el = document.getElementById("session-banner");
+    el.textContent = text;
+    el.classList.toggle("quiet", quiet);
+    el.hidden = false;
+    return el;
+  }
+
+  // "Summarised 1,270 messages. Show the summary": the marker may be far above.
+  async function compacted(base, overlay) {
+    let info = null;
+    try {
+      const response = await fetch(`${base}compactions/${encodeURIComponent(overlay.id)}/`);
+      if (response.ok) info = await response.json();
+    } catch { info = null; }
+    const count = info ? info.count : null;
+    const el = banner(count === null ? "Summarised the older messages. "
+      : `Summarised ${count.toLocaleString("en")} message${count === 1 ? "" : "s"}. `, { quiet: true });
+    const link = document.createElement("a");
+    link.href = "#cm-" + overlay.id;
+    link.className = "to-marker";
+    link.textContent = "Show the summary";
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      window.Arbor.paging.jumpToMarker(overlay.id, overlay.from_message_id);
+    });
+    el.append(link);
+  }
+
+  Arbor.ui = { announce, banner, compacted, copyText, toggleEdit, describe };
 })();

@@ -53,6 +53,10 @@
   // --- status -------------------------------------------------------------------
   const STATUS_TEXT = { thinking: "thinking…", compacting: "compacting…", error: "error" };
   function setStatus(status) {
+    const was = main.dataset.sessionStatus;
+    if (was !== status && status === "thinking") ui.announce("The assistant is answering…");
+    else if (was === "thinking" && status === "idle") ui.announce("The answer is complete.");
+    else if (was !== status && status === "error") ui.announce("The turn failed.");
     main.dataset.sessionStatus = status;
     main.querySelector(".status-text").textContent = STATUS_TEXT[status] || "";
     const busy = status === "thinking" || status === "compacting";
@@ -238,34 +242,8 @@
     }
   }
 
-  function banner(text, { quiet = false } = {}) {
-    const el = document.getElementById("session-banner");
-    el.textContent = text;
-    el.classList.toggle("quiet", quiet);
-    el.hidden = false;
-    return el;
-  }
-
-  // "Summarised 1,270 messages. Show the summary": the marker may be far above.
-  async function compacted(overlay) {
-    let info = null;
-    try {
-      const response = await fetch(`${base}compactions/${encodeURIComponent(overlay.id)}/`);
-      if (response.ok) info = await response.json();
-    } catch { info = null; }
-    const count = info ? info.count : null;
-    const el = banner(count === null ? "Summarised the older messages. "
-      : `Summarised ${count.toLocaleString("en")} message${count === 1 ? "" : "s"}. `, { quiet: true });
-    const link = document.createElement("a");
-    link.href = "#cm-" + overlay.id;
-    link.className = "to-marker";
-    link.textContent = "Show the summary";
-    link.addEventListener("click", (event) => {
-      event.preventDefault();
-      paging.jumpToMarker(overlay.id, overlay.from_message_id);
-    });
-    el.append(link);
-  }
+  const banner = ui.banner;
+  const compacted = (overlay) => ui.compacted(base, overlay);
 
   main.addEventListener("htmx:wsOpen", (event) => {
     socket = event.detail.socketWrapper;

@@ -141,3 +141,41 @@ def test_sidebar_count_name_and_usage_follow_live_events(site, page, alice):
     expect(entry).to_contain_text("4 msgs")
     expect(page.locator(".usage-total")).not_to_have_text("0 tok")
     assert page.console_errors == []
+
+
+def test_keyboard_first_every_action_in_the_help_focus_visible_and_announced(site, page, alice):
+    manager = alice["manager"]
+    sid = manager.create("Keys").id
+    q, a = manager.append_all(sid, [{"role": "user", "content": "pick a colour"},
+                                    {"role": "assistant", "content": "Blue."}])
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    login(page, site)
+    page.goto(f"{site}/sessions/{sid}/")
+    page.locator("body").click()
+    page.keyboard.press("?")
+    help_ = page.get_by_role("dialog", name="Keyboard shortcuts")
+    for action in ("Next / previous message", "Edit the focused message", "Regenerate the focused answer",
+                   "Copy the focused message", "Fork a new session", "Show / hide the prompt panel",
+                   "Write a message", "Stop the answer", "Search all sessions"):
+        expect(help_).to_contain_text(action)
+    page.keyboard.press("Escape")
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("k")  # from nowhere: the last message
+    expect(page.locator(f"#m-{a.id}")).to_be_focused()
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("none", "")
+    page.keyboard.press("c")
+    assert page.evaluate("navigator.clipboard.readText()").strip() == "Blue."
+    page.keyboard.press("k")
+    expect(page.locator(f"#m-{q.id}")).to_be_focused()
+    page.keyboard.press("e")
+    expect(page.locator(f"#m-{q.id} textarea")).to_be_focused()
+    page.keyboard.press("Escape")
+    page.locator(f"#m-{a.id}").focus()
+    page.keyboard.press("r")  # regenerate: the turn is announced to screen readers
+    expect(page.locator("#live-announce")).to_have_text("The answer is complete.")
+    # Every button says what it does (icon buttons by aria-label).
+    unnamed = page.evaluate("""() => Array.from(document.querySelectorAll('button'))
+        .filter(b => !(b.getAttribute('aria-label') || b.textContent).trim()).length""")
+    assert unnamed == 0
+    assert page.console_errors == []
