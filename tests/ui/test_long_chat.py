@@ -94,7 +94,7 @@ def test_a_2000_message_session_scrolls_compacts_and_undoes_without_runaway(
     assert len(requests) - before == 1  # one request reads down to the marker
 
     # Defect 2: the marker's true count, and every original reachable.
-    expand = marker.get_by_role("button", name=f"Summary of {count} messages")
+    expand = marker.get_by_role("button", name=f"Summary of {count:,} messages")
     expand.click()
     originals = marker.locator(".originals > article.message")
     expect(originals.first).to_be_visible()

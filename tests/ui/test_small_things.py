@@ -13,7 +13,7 @@ import httpx
 from playwright.sync_api import expect
 
 from sessions_app import models
-from tests.ui.browsing import login, person
+from tests.ui.browsing import login, person, shoot
 
 CODE = 'def greet(name):\n    return f"hi {name}"'
 
@@ -121,6 +121,18 @@ def test_the_small_things(site, page, transactional_db):
                                        source_format="chatgpt", conversation_id="c1")
     page.goto(f"{site}/sessions/{sid}/")
     expect(page.locator(".origin")).to_contain_text(re.compile(r"imported from chatgpt on \d{4}-"))
+
+    # The admin's session page: the tree's created column on one line.
+    alice["user"].is_staff = alice["user"].is_superuser = True
+    alice["user"].save()
+    page.goto(f"{site}/admin/sessions_app/session/{sid}/change/")
+    created = page.locator("table.arbor-tree tbody td:last-child").first
+    expect(created).to_be_visible()
+    lines = page.evaluate("""td => { const r = document.createRange(); r.selectNodeContents(td);
+        return new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top))).size; }""",
+                          created.element_handle())
+    assert lines == 1
+    shoot(page, "admin-session")
 
     # The favicon browsers ask for.
     icon = httpx.get(f"{site}/favicon.ico", follow_redirects=True)
