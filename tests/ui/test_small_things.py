@@ -13,7 +13,7 @@ import httpx
 from playwright.sync_api import expect
 
 from sessions_app import models
-from tests.ui.browsing import login, person, shoot
+from tests.ui.browsing import SHOTS, login, person, shoot
 
 CODE = 'def greet(name):\n    return f"hi {name}"'
 
@@ -60,6 +60,10 @@ def test_on_a_phone_the_sessions_are_a_drawer_and_header_and_composer_stay(
     expect(page.get_by_role("link", name="Other trip")).to_be_hidden()
     menu.click()
     expect(menu).to_have_attribute("aria-expanded", "true")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        page.screenshot(path=str(SHOTS / f"chat-drawer-phone-{scheme}.png"))
     page.get_by_role("link", name="Other trip").click()
     expect(page).to_have_url(re.compile(f"/sessions/{other}/"))
     expect(page.get_by_role("heading", name="Other trip")).to_be_visible()
