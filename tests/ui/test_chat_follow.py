@@ -50,10 +50,24 @@ def test_a_finished_answer_keeps_its_actions_above_the_composer(site, page, alic
                               "content": f"message {i} " + "words " * 30} for i in range(30)])
     login(page, site)
     page.goto(f"{site}/sessions/{sid}/")
-    send(page, "hello")
-    expect(page.locator("article[data-role=user]", has_text="hello")).to_be_visible()
+    # As in a browser without scroll anchoring (Safari): the page itself must follow.
+    page.evaluate("""document.querySelectorAll('html, body, .layout, main, #thread')
+        .forEach((el) => { el.style.overflowAnchor = 'none'; })""")
+    send(page, "what do you remember?")  # a one-line answer: its final render adds the actions
+    expect(page.locator("article[data-role=user]", has_text="what do you remember")).to_be_visible()
+    # Whether the bottom is in view on the frame after the answer's final render.
+    page.evaluate("""() => { window.atBottom = [];
+      new MutationObserver((records) => {
+        const done = records.some((r) => Array.from(r.addedNodes).some((n) =>
+          n.matches && n.matches('article.message') && n.querySelector('.regenerate')));
+        if (done) requestAnimationFrame(() => window.atBottom.push(
+          window.innerHeight + window.scrollY >= document.body.scrollHeight - 2));
+      }).observe(document.getElementById('thread'), { childList: true }); }""")
     wait_idle(page)
     answer = page.locator("#thread article.message").last
+    expect(answer).to_contain_text("memory")
+    page.wait_for_function("window.atBottom.length > 0")
+    assert all(page.evaluate("window.atBottom"))
     regenerate = answer.get_by_role("button", name="Regenerate")
     expect(regenerate).to_be_in_viewport()
     page.wait_for_timeout(300)
