@@ -142,3 +142,22 @@ def test_the_small_things(site, page, transactional_db):
     icon = httpx.get(f"{site}/favicon.ico", follow_redirects=True)
     assert icon.status_code == 200 and "svg" in icon.headers["content-type"]
     assert page.console_errors == []
+
+
+def test_the_branch_map_opens_a_branch_and_marks_where_you_are(site, page, transactional_db):
+    alice = person()
+    manager = alice["manager"]
+    sid = manager.create("Map").id
+    q, a1 = manager.append_all(sid, [{"role": "user", "content": "pick a fruit"},
+                                     {"role": "assistant", "content": "A pomegranate."}])
+    a2 = manager.append(sid, {"role": "assistant", "content": "A quince."}, parent_id=q.id)
+    login(page, site)
+    page.goto(f"{site}/sessions/{sid}/tree/?leaf={a2.id}")
+    branch_map = page.get_by_role("region", name="Branch map")
+    expect(branch_map.get_by_role("link", name="2/2 · you are here")).to_be_visible()
+    expect(branch_map.locator(".map-point")).to_have_text("2")
+    shoot(page, "branch-map")
+    branch_map.get_by_role("link", name="1/2").click()
+    expect(page.locator(f"#m-{a1.id} .counter")).to_have_text("1/2")
+    expect(page.locator(f"#m-{a2.id}")).to_have_count(0)
+    assert page.console_errors == []
