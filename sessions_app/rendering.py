@@ -41,6 +41,13 @@ LIGHT_STYLE, DARK_STYLE = "default", "github-dark"
 HIGHLIGHT_CSS_PATH = Path(__file__).resolve().parent.parent / "static" / "arbor" / "highlight.css"
 
 _FORMATTER = HtmlFormatter(cssclass="highlight", wrapcode=True)
+_LANGUAGE = re.compile(r"[\w+#.-]{1,32}")
+# A code block's head. Its Copy button is added after sanitising (nh3 allows no button):
+# the head's exact markup can only come from _code_html, as the Markdown renderer shows
+# any HTML in a message as text.
+_CODE_HEAD = '<div class="code-head">'
+_COPY_BUTTON = ('<button type="button" class="copy-code" aria-label="Copy code">Copy'
+                '</button>')
 _TOKEN_CLASSES = {c for c in STANDARD_TYPES.values() if c}
 _SAFE_HREF = re.compile(r"(?:https?://|mailto:)", re.I)
 _MARK = re.compile(r"(</?mark>)")
@@ -59,7 +66,8 @@ _CLEANER = nh3.Cleaner(
     url_schemes={"http", "https", "mailto"},
     url_relative="deny",
     link_rel=LINK_REL,
-    allowed_classes={"div": {"highlight"}, "span": _TOKEN_CLASSES},
+    allowed_classes={"div": {"highlight", "codeblock", "code-head"},
+                     "span": _TOKEN_CLASSES | {"code-lang"}},
     strip_comments=True,
 )
 
@@ -92,11 +100,16 @@ def _lexer(language: str) -> Lexer | None:
 
 
 def _code_html(code: str, language: str) -> str:
-    """A code block: Pygments classes for a known language, plain escaped text otherwise."""
+    """A code block: Pygments classes for a known language, plain escaped text otherwise,
+    under a head naming the language (the fence's word, escaped; "code" when none)."""
     lexer = _lexer(language.lower()) if len(code) <= HIGHLIGHT_MAX_CHARS else None
     if lexer is None:
-        return f'<div class="highlight"><pre><code>{html.escape(code)}</code></pre></div>\n'
-    return str(highlight(code, lexer, _FORMATTER))
+        body = f'<div class="highlight"><pre><code>{html.escape(code)}</code></pre></div>'
+    else:
+        body = str(highlight(code, lexer, _FORMATTER)).rstrip("\n")
+    label = language if _LANGUAGE.fullmatch(language) else "code"
+    return (f'<div class="codeblock">{_CODE_HEAD}<span class="code-lang">{_esc(label)}'
+            f'</span></div>{body}</div>\n')
 
 
 def _fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
@@ -139,8 +152,19 @@ def render_markdown(text: str) -> SafeString:
     text = _text(text)
     if len(text) > MARKDOWN_MAX_CHARS:
         return mark_safe(f'<pre class="plain-text">{html.escape(text, quote=True)}</pre>\n')
-    rendered = _MARKDOWN.render(text)
-    return mark_safe(_CLEANER.clean(rendered))  # nh3 just sanitized it
+    rendered = _CLEANER.clean(_MARKDOWN.render(text))
+    # nh3 just sanitized it; the Copy buttons are fixed markup
+    return mark_safe(rendered.replace(_CODE_HEAD, _CODE_HEAD + _COPY_BUTTON))
+
+
+# Markdown's syntax in a snippet of stored text: fences, table rules and pipes, emphasis,
+# backticks, heading marks. A snippet reads as the words.
+_MD_SYNTAX = re.compile(r"```[\w+#.-]*|:?-{3,}:?|\*\*|__|`|(?:^|(?<=\s))#{1,6}(?=\s)|\|")
+_SPACES = re.compile(r"[ \t]{2,}")
+
+
+def _unmarked(text: str) -> str:
+    return _SPACES.sub(" ", _MD_SYNTAX.sub(" ", text))
 
 
 def snippet_html(snippet: str) -> SafeString:
@@ -155,7 +179,7 @@ def snippet_html(snippet: str) -> SafeString:
                 out.append(piece)
                 open_mark = not open_mark
         elif piece:
-            out.append(html.escape(html.unescape(piece), quote=True))
+            out.append(html.escape(_unmarked(html.unescape(piece)), quote=True))
     if open_mark:
         out.append("</mark>")
     return mark_safe("".join(out))  # escaped text and <mark> only

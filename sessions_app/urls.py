@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import path
 
-from .views import actions, chat, home
+from .views import actions, chat, home, last_leaf, overlays
 from .views import block_history as history_pages
 from .views import inspector as inspector_pages
 from .views import lifecycle as lifecycle_pages
@@ -15,7 +17,15 @@ from .views import tree as tree_pages
 S = "sessions/<str:session_id>/"
 M = S + "messages/<str:message_id>/"
 
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever a page links (the admin, the API docs)."""
+    return HttpResponsePermanentRedirect(static("arbor/favicon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon, name="favicon"),
     path("", home.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -23,6 +33,7 @@ urlpatterns = [
     path("sessions/new", home.create_session, name="session-create"),
     path(S, chat.chat, name="chat"),
     path(S + "older", chat.older, name="chat-older"),
+    path(S + "shown", last_leaf.shown, name="chat-shown"),
     path(S + "rename", home.rename_session, name="session-rename"),
     path(S + "delete", home.delete_session, name="session-delete"),
     path(S + "send", actions.send, name="chat-send"),
@@ -30,8 +41,10 @@ urlpatterns = [
     path(S + "compact", actions.compact, name="chat-compact"),
     path(S + "compactions/<str:compaction_id>/undo", actions.undo_compaction,
          name="compaction-undo"),
-    path(S + "compactions/<str:compaction_id>/originals", chat.overlay_originals,
+    path(S + "compactions/<str:compaction_id>/originals", overlays.overlay_originals,
          name="compaction-originals"),
+    path(S + "compactions/<str:compaction_id>/", overlays.compaction_info,
+         name="compaction-info"),
     path(S + "tree/", tree_pages.tree, name="session-tree"),
     path(S + "usage/", tree_pages.usage, name="session-usage"),
     path(S + "export.json", manage_pages.export_json, name="session-export-json"),

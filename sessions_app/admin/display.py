@@ -47,7 +47,7 @@ def _tree_row(row: TreeRow, depth: int, *, branch: SiblingInfo | None, leaf: boo
         children = format_html("<strong>{} children</strong>", row.child_count)
     return format_html(
         '<tr><td style="padding-left:{}px">{}<a href="{}">{}</a> <strong>{}</strong> {}</td>'
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        '<td>{}</td><td>{}</td><td>{}</td><td style="white-space:nowrap">{}</td></tr>',
         8 + 16 * min(depth, MAX_INDENT), "↳ " if depth else "", href, row.id, row.role,
         format_html_join(" ", "{}", ((m,) for m in markers)), depth, row.preview, children,
         row.created_at.strftime("%Y-%m-%d %H:%M:%S"),

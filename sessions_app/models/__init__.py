@@ -318,6 +318,21 @@ class ApiKey(models.Model):
         return f"{self.prefix}… ({self.name})" if self.name else f"{self.prefix}…"
 
 
+class LastLeaf(models.Model):
+    """The leaf a person last had on screen in a session: the chat reopens there, in any
+    tab or device (`?leaf=` still wins). Goes with the session and with the person."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+")
+    leaf_id = models.CharField(max_length=MAX_ID_LENGTH)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "arbor_last_leaf"
+        constraints = [models.UniqueConstraint(fields=["user", "session"],
+                                               name="arbor_last_leaf_once")]
+
+
 # The context blocks' tables (blocks.py names Agent and Session by their labels).
 from .blocks import (  # noqa: E402, F401 (re-exported: models.SessionBlock etc.)
     BlockValue,

@@ -7,31 +7,32 @@ engine reads a bounded page of the path, not the path).
 `?leaf=<id>` selects the branch that ends at, or runs through, that message: from it the
 view follows the reader's remembered choice at each fork below (kept in their login
 session, per conversation), else the newest leaf. Every branch therefore has a URL, and
-switching a fork above does not lose the choices made below it.
+switching a fork above does not lose the choices made below it. Without `?leaf=` the
+page opens where this person last was (last_leaf.py), else on the newest leaf.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from memory_core import Message, NotFound, Session
-from memory_core.tree import Compaction, SiblingInfo
+from memory_core import InvalidInput, Message, NotFound, Session
+from memory_core.limits import MAX_PATH_PAGE
+from memory_core.tree import PathPage
 
 from .. import models
 from ..engine_config import llm_from_settings
 from ..storage.branches import sibling_info
 from .common import session_or_404, session_row_or_404
-
-if TYPE_CHECKING:
-    from memory_core import PathPage
+from .last_leaf import remember, remembered
+from .overlays import with_overlays
 
 PAGE = 50
-MAX_RANGE = 500  # messages of one overlay shown when it is opened
+JUMP_PAGES = 10  # pages of MAX_PATH_PAGE read at most to jump up to a message
 MAX_REMEMBERED = 500  # fork choices kept per conversation
 
 
@@ -74,8 +75,13 @@ def resolve_leaf(request: HttpRequest, session: Session, leaf: str | None) -> st
 
 
 def page_context(request: HttpRequest, session: Session, leaf_id: str | None,
-                 before: str | None = None) -> dict[str, Any]:
+                 before: str | None = None, until: str | None = None) -> dict[str, Any]:
+    """The page of the branch the chat shows: its last PAGE messages, or those before
+    `before`; with `until` (a message above), everything from it down to `before`, in a
+    bounded number of reads (the page's "Show the summary" link jumps up to a marker)."""
     page = session.get_path_page(leaf_id, limit=PAGE, before_id=before)
+    if until is not None and before is not None:
+        page = _down_to(session, page, leaf_id, until)
     _remember(request, session.id, page)
     items = [(m, page.siblings.get(m.id)) for m in page.messages]
     rows, older_before, above_overlay = with_overlays(session, items, session.get_compactions())
@@ -85,58 +91,6 @@ def page_context(request: HttpRequest, session: Session, leaf_id: str | None,
             "has_more": above_overlay if absorbed_top else page.has_more}
 
 
-def with_overlays(session: Session, items: list[tuple[Message, Any]],
-                  overlays: list[Compaction]) -> tuple[list[dict[str, Any]], str | None, bool]:
-    """The page's rows — a message, or an overlay (compaction) shown as one marker that
-    opens onto the messages it summarises — and where "Load earlier messages" goes on
-    from. An overlay whose start is above the page takes the page's messages down to its
-    end, and the earlier ones load from above its start."""
-    position = {m.id: i for i, (m, _) in enumerate(items)}
-    starts: dict[int, tuple[Compaction, int]] = {}
-    top: tuple[Compaction, int] | None = None
-    for c in overlays:
-        first, last = position.get(c.from_message_id), position.get(c.to_message_id)
-        if last is None:
-            continue
-        if first is not None and first <= last:
-            starts.setdefault(first, (c, last))
-        elif first is None and (top is None or last > top[1]):
-            top = (c, last)
-    rows: list[dict[str, Any]] = []
-    older_before = items[0][0].id if items else None
-    has_more = False
-    i = 0
-    if top is not None:
-        c, last = top
-        count, has_more = range_size(session, c)
-        rows.append({"overlay": c, "items": None, "count": count})
-        older_before, i = c.from_message_id, last + 1
-    while i < len(items):
-        if i in starts:
-            c, last = starts[i]
-            rows.append({"overlay": c, "items": items[i:last + 1], "count": last + 1 - i})
-            i = last + 1
-        else:
-            rows.append({"item": items[i]})
-            i += 1
-    return rows, older_before, has_more
-
-
-def overlay_range(session: Session, c: Compaction) -> list[Message]:
-    """The messages an overlay summarises, oldest first (at most MAX_RANGE)."""
-    path = session.get_path_page(c.to_message_id, limit=MAX_RANGE).messages
-    ids = [m.id for m in path]
-    return path[ids.index(c.from_message_id):] if c.from_message_id in ids else path
-
-
-def range_size(session: Session, c: Compaction) -> tuple[str, bool]:
-    """("N" or "N+", whether messages precede the range)."""
-    found = overlay_range(session, c)
-    complete = bool(found) and found[0].id == c.from_message_id
-    count = f"{len(found)}" if complete else f"{len(found)}+"
-    return count, bool(found) and found[0].parent_id is not None
-
-
 @require_safe
 @login_required
 def chat(request: HttpRequest, session_id: str) -> HttpResponse:
@@ -144,15 +98,31 @@ def chat(request: HttpRequest, session_id: str) -> HttpResponse:
     # Read the seq before the messages: whatever is written after this read reaches the
     # page through `resume`, so nothing falls between the render and the socket.
     row = session_row_or_404(request, session_id)
+    asked = request.GET.get("leaf")
+    known = remembered(request, session.id)
     try:
-        leaf_id = resolve_leaf(request, session, request.GET.get("leaf"))
+        leaf_id = _leaf_to_open(request, session, asked, known)
     except NotFound:
         return render(request, "arbor/chat_missing_leaf.html",
-                      {"row": row, "leaf": request.GET.get("leaf")}, status=404)
+                      {"row": row, "leaf": asked}, status=404)
     context = page_context(request, session, leaf_id)
+    remember(request, session.id, context["leaf_id"], known)
     context.update({"row": row, "model_label": model_label(),
-                    "nav_sessions": _recent_sessions(request, row)})
+                    "nav_sessions": _recent_sessions(request, row),
+                    **origin(row, context["page"].messages)})
     return render(request, "arbor/chat.html", context)
+
+
+def _leaf_to_open(request: HttpRequest, session: Session, asked: str | None,
+                  known: str | None) -> str | None:
+    """`?leaf=` first, then where this person last was (if it still exists), then the
+    newest leaf."""
+    if asked or not known:
+        return resolve_leaf(request, session, asked)
+    try:
+        return resolve_leaf(request, session, known)
+    except NotFound:
+        return resolve_leaf(request, session, None)
 
 
 @require_safe
@@ -162,8 +132,9 @@ def older(request: HttpRequest, session_id: str) -> HttpResponse:
     session = session_or_404(request, session_id)
     try:
         context = page_context(request, session, request.GET.get("leaf") or None,
-                               before=request.GET.get("before") or None)
-    except NotFound:
+                               before=request.GET.get("before") or None,
+                               until=request.GET.get("until") or None)
+    except (NotFound, InvalidInput):
         return HttpResponse("That message is gone; reload the page.", status=404)
     return render(request, "arbor/_page.html", context)
 
@@ -191,25 +162,34 @@ def model_label() -> str:
     return str(getattr(llm, "label", None) or getattr(llm, "model", "") or "model")
 
 
+def _down_to(session: Session, page: PathPage, leaf_id: str | None, until: str) -> PathPage:
+    """`page` extended upwards, a page of MAX_PATH_PAGE at a time, until it holds `until`."""
+    messages, siblings, more = list(page.messages), dict(page.siblings), page.has_more
+    for _ in range(JUMP_PAGES):
+        if not more or not messages or any(m.id == until for m in messages):
+            break
+        above = session.get_path_page(leaf_id, limit=MAX_PATH_PAGE, before_id=messages[0].id)
+        messages[:0] = above.messages
+        siblings.update(above.siblings)
+        more = above.has_more
+    return PathPage(messages, more, page.leaf_id, siblings)
+
+
+def origin(row: models.Session, shown: list[Message]) -> dict[str, Any]:
+    """Where the session came from: the session it was forked from (and the message it
+    was forked at, when on the page), the other tool it was imported from, and when."""
+    parent = None
+    if row.parent_session_id:
+        parent = (models.Session.objects.filter(id=row.parent_session_id, agent_id=row.agent_id)
+                  .values("id", "name").first())
+    fork_point = next((m.metadata["forked_from"].get("message_id") for m in reversed(shown)
+                       if isinstance(m.metadata.get("forked_from"), dict)), None)
+    imported = (models.ImportSource.objects.filter(session_id=row.id)
+                .values("source_format", "created_at").first())
+    return {"parent": parent, "fork_point": fork_point, "imported": imported}
+
+
 def _recent_sessions(request: HttpRequest, row: models.Session) -> list[models.Session]:
     return list(models.Session.objects.filter(agent_id=row.agent_id)
                 .order_by("-updated_at", "-id").only("id", "name", "message_count",
                                                      "updated_at")[:30])
-
-
-@require_safe
-@login_required
-def overlay_originals(request: HttpRequest, session_id: str, compaction_id: str) -> HttpResponse:
-    """The original messages under a summary marker, read raw, when it is opened."""
-    session = session_or_404(request, session_id)
-    found = next((c for c in session.get_compactions() if c.id == compaction_id), None)
-    if found is None:
-        return HttpResponse("That summary is gone; reload the page.", status=404)
-    messages = overlay_range(session, found)
-    return render(request, "arbor/_originals.html", {
-        "session_id": session.id,
-        "items": [(m, _siblings(session, m)) for m in messages]})
-
-
-def _siblings(session: Session, m: Message) -> SiblingInfo | None:
-    return message_context(session, m)["sib"]

@@ -25,6 +25,7 @@ from memory_core import NotFound, Session
 from memory_core.tree import TreeRow, depth_order
 
 from ..storage.branches import sibling_positions
+from .branch_map import branch_map
 from .chat import resolve_leaf
 from .common import session_or_404, session_row_or_404
 
@@ -159,6 +160,7 @@ def tree(request: HttpRequest, session_id: str) -> HttpResponse:
     row = session_row_or_404(request, session_id)
     forks = sum(1 for r in rows if r.child_count > 1)
     context = {"row": row, "outline": outline.html(), "count": len(rows), "forks": forks,
+               "map": branch_map(rows, leaf_id, session.get_compactions()),
                "leaf_id": leaf_id, "unknown_leaf": not known,
                "leaves": sum(1 for r in rows if r.child_count == 0)}
     return render(request, "arbor/tree.html", context, status=200 if known else 404)
@@ -194,5 +196,5 @@ def usage(request: HttpRequest, session_id: str) -> HttpResponse:
     leaf_id, known = _leaf_or_none(request, session)
     path = session.get_history(leaf_id, raw=True) if leaf_id else []
     context = {"row": row, "leaf_id": leaf_id, "unknown_leaf": not known,
-               "path_length": len(path), **usage_of(path)}
+               "leaf": path[-1] if path else None, "path_length": len(path), **usage_of(path)}
     return render(request, "arbor/usage.html", context, status=200 if known else 404)

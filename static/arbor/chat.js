@@ -30,11 +30,33 @@
     else history.replaceState({}, "", url + location.hash);
     const empty = document.getElementById("thread-empty");
     if (empty && id) empty.remove();
+    rememberLeaf(id);
+  }
+
+  // The server keeps the leaf on screen as this person's place in the session (the
+  // sidebar reopens it). It finds the newest leaf under it, so a branch that only grew
+  // needs no word; one that moved (a new branch, an earlier message) does.
+  let placeKept = leafId();
+  let placeTimer = null;
+  function rememberLeaf(id) {
+    const kept = placeKept && article(placeKept);
+    if (!id || id === placeKept || (kept && thread().contains(kept))) return;
+    clearTimeout(placeTimer);
+    placeTimer = setTimeout(() => {
+      const body = new URLSearchParams({ leaf: id });
+      const token = composer.querySelector("input[name=csrfmiddlewaretoken]").value;
+      fetch(`${base}shown`, { method: "POST", body, headers: { "X-CSRFToken": token } })
+        .then((r) => { if (r.ok) placeKept = id; }).catch(() => {});
+    }, 400);
   }
 
   // --- status -------------------------------------------------------------------
   const STATUS_TEXT = { thinking: "thinking…", compacting: "compacting…", error: "error" };
   function setStatus(status) {
+    const was = main.dataset.sessionStatus;
+    if (was !== status && status === "thinking") ui.announce("The assistant is answering…");
+    else if (was === "thinking" && status === "idle") ui.announce("The answer is complete.");
+    else if (was !== status && status === "error") ui.announce("The turn failed.");
     main.dataset.sessionStatus = status;
     main.querySelector(".status-text").textContent = STATUS_TEXT[status] || "";
     const busy = status === "thinking" || status === "compacting";
@@ -46,20 +68,18 @@
   }
 
   // --- fragments ----------------------------------------------------------------
+  const paging = window.Arbor.paging;
+  const ui = window.Arbor.ui;
+  const toggleEdit = ui.toggleEdit;
   // A live message event may carry its message as the server renders it for this page
   // (frame.html: the same sanitised fragment, rendered once for every tab): used instead
   // of fetching it. Frames replayed on resume carry none: then it is fetched.
   let carried = null; // the frame being handled
   async function fragment(url) {
     const m = carried && typeof carried.html === "string" && (carried.data || {}).message;
-    let html = m && url === `${base}messages/${encodeURIComponent(m.id)}/` ? carried.html : null;
-    if (html === null) {
-      const response = await fetch(url, { headers: { "HX-Request": "true" } });
-      if (!response.ok) return null;
-      html = await response.text();
-    }
+    if (!(m && url === `${base}messages/${encodeURIComponent(m.id)}/`)) return paging.fragment(url);
     const template = document.createElement("template");
-    template.innerHTML = html;
+    template.innerHTML = carried.html;
     return template.content;
   }
 
@@ -79,7 +99,11 @@
     const form = old.querySelector(".edit-form");
     const editing = form && !form.hidden ? form.querySelector("textarea") : null;
     const draft = editing && { value: editing.value, focused: document.activeElement === editing };
+    // The final render (Markdown, the action row) is taller than the streamed text: a
+    // reader at the bottom stays there.
+    const atBottom = nearBottom();
     place(content, old);
+    if (atBottom) scrollToBottom();
     const fresh = article(id);
     if (draft && fresh && fresh.querySelector(".edit-form")) {
       toggleEdit(fresh, true);
@@ -98,10 +122,13 @@
     if (atBottom) scrollToBottom();
   }
 
-  function reloadThread() {
+  // The branch re-read, keeping the reader's place (or the bottom, if they were there).
+  async function reloadThread() {
     const leaf = leafId();
-    return htmx.ajax("GET", leaf ? `${base}?leaf=${encodeURIComponent(leaf)}` : base,
-      { target: "#thread", select: "#thread", swap: "outerHTML" });
+    const atBottom = nearBottom();
+    await paging.keepPlace(() => htmx.ajax("GET", leaf ? `${base}?leaf=${encodeURIComponent(leaf)}` : base,
+      { target: "#thread", select: "#thread", swap: "outerHTML" }));
+    if (atBottom) scrollToBottom();
   }
 
   // The message on screen whose parent is `parentId` (a root for ""), to refresh its
@@ -157,6 +184,7 @@
     const data = frame.data || {};
     // Other parts of the page (e.g. the prompt panel) follow the same events.
     main.dispatchEvent(new CustomEvent("arbor:event", { detail: frame }));
+    ui.describe(frame, sessionId);
     switch (frame.type) {
       case "resync":
         seq = 0;
@@ -192,15 +220,17 @@
         break;
       }
       case "compaction.started":
-        document.getElementById("session-banner").hidden = true;
+        banner("Compacting… the older messages are being summarised.", { quiet: true });
         break;
       case "compaction.completed":
-        if (!data.compaction) banner("Nothing to summarise yet: the history is still short.");
-        else await reloadThread();
+        if (!data.compaction) banner("Nothing to summarise yet: the history is still short.", { quiet: true });
+        else { await reloadThread(); await compacted(data.compaction); }
         break;
-      case "compaction.removed":
-        await reloadThread();
+      case "compaction.removed": {
+        const section = document.getElementById("c-" + data.compaction_id);
+        if (section) await paging.unwrap(section, leafId(), base);
         break;
+      }
       case "compaction.failed":
         banner(`Compaction failed: ${data.error || "the summariser gave no answer"}. Nothing was changed.`);
         break;
@@ -222,11 +252,8 @@
     }
   }
 
-  function banner(text) {
-    const el = document.getElementById("session-banner");
-    el.textContent = text;
-    el.hidden = false;
-  }
+  const banner = ui.banner;
+  const compacted = (overlay) => ui.compacted(base, overlay);
 
   main.addEventListener("htmx:wsOpen", (event) => {
     socket = event.detail.socketWrapper;
@@ -255,6 +282,7 @@
     const url = `${base}?leaf=${encodeURIComponent(target)}`;
     htmx.ajax("GET", url, { target: "#thread", select: "#thread", swap: "outerHTML" }).then(() => {
       history.pushState({}, "", url);
+      placeKept = thread().dataset.leafId; // the page's read kept it
       const now = article(target);
       if (now) {
         window.scrollBy(0, now.getBoundingClientRect().top - offset); // keep it in place
@@ -283,24 +311,22 @@
     if (button.matches(".expand")) {
       const originals = document.getElementById(button.getAttribute("aria-controls"));
       const open = button.getAttribute("aria-expanded") !== "true";
-      if (open && originals.dataset.src) { // read when first opened
-        fragment(originals.dataset.src).then((content) => {
-          if (content) { originals.replaceChildren(content); htmx.process(originals); }
-        });
-        delete originals.dataset.src;
-      }
+      if (open) paging.openOriginals(originals); // read when first opened
       originals.hidden = !open;
       button.setAttribute("aria-expanded", String(open));
       return;
     }
     if (button.matches(".branch-prev, .branch-next")) switchBranch(button);
-    else if (button.matches(".copy")) copy(el, button);
+    else if (button.matches(".copy")) ui.copyText(el.querySelector(".content").innerText, button);
     else if (button.matches(".edit")) toggleEdit(el, true);
     else if (button.matches(".cancel")) toggleEdit(el, false);
   });
 
   document.body.addEventListener("htmx:beforeRequest", (event) => {
     const elt = event.detail.elt;
+    if (elt.matches && elt.matches(".compact-now")) {
+      banner("Compacting… the older messages are being summarised.", { quiet: true });
+    }
     const el = elt.closest && elt.closest("article.message");
     if (!el) return;
     if (elt.matches(".regenerate")) cutAt(el.dataset.parentId);
@@ -334,42 +360,6 @@
     }
   });
 
-  function toggleEdit(el, open) {
-    const form = el.querySelector(".edit-form");
-    const button = el.querySelector("button.edit");
-    form.hidden = !open;
-    button.setAttribute("aria-expanded", String(open));
-    if (open) form.querySelector("textarea").focus();
-    else button.focus();
-  }
-
-  async function copy(el, button) {
-    const text = el.querySelector(".content").innerText;
-    try {
-      await navigator.clipboard.writeText(text);
-    } catch {
-      const area = document.createElement("textarea");
-      area.value = text;
-      document.body.append(area);
-      area.select();
-      document.execCommand("copy");
-      area.remove();
-    }
-    const label = button.textContent;
-    button.textContent = "Copied";
-    setTimeout(() => { button.textContent = label; }, 1200);
-  }
-
-  // Tree, Usage and Export Markdown open on the branch on screen, which may have changed
-  // since the page was rendered (a branch switch, a new message).
-  document.querySelector(".session-links").addEventListener("click", (event) => {
-    const link = event.target.closest("a[data-leaf]");
-    if (!link || !leafId()) return;
-    const url = new URL(link.href);
-    url.searchParams.set("leaf", leafId());
-    link.href = url;
-  });
-
   // --- keyboard -----------------------------------------------------------------
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -391,6 +381,7 @@
 
   // --- start --------------------------------------------------------------------
   setStatus(main.dataset.sessionStatus);
+  paging.watch();
   if (!location.hash) scrollToBottom();
   else {
     const target = document.getElementById(location.hash.slice(1));

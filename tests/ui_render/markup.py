@@ -8,8 +8,10 @@ from html.parser import HTMLParser
 # Every tag and attribute rendering.py may emit; anything else is a leak.
 TAGS = {"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s",
         "code", "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr",
-        "th", "td", "div", "span", "details", "summary", "mark"}
-ATTRIBUTES = {"href", "title", "rel", "target", "class", "start", "style"}
+        "th", "td", "div", "span", "details", "summary", "mark", "button"}
+ATTRIBUTES = {"href", "title", "rel", "target", "class", "start", "style", "type", "aria-label"}
+# The one button: a code block's Copy, fixed markup added after sanitising.
+COPY_BUTTON = {"type": "button", "class": "copy-code", "aria-label": "Copy code"}
 SAFE_HREF = ("http://", "https://", "mailto:")
 
 
@@ -50,6 +52,8 @@ def assert_inert(html: str) -> Markup:
     doc = parse(html)
     for tag, attrs in doc.tags:
         assert tag in TAGS, f"unexpected <{tag}>"
+        if tag == "button":
+            assert attrs == COPY_BUTTON, attrs
         for name, value in attrs.items():
             assert not name.startswith("on"), f"an event handler {name}= on <{tag}>"
             assert name in ATTRIBUTES, f"unexpected {name}= on <{tag}>"

@@ -42,12 +42,27 @@ def test_file_names_are_not_links():
     assert doc.named("a") == []
 
 
+# A code block: its head (the language and a Copy button), then the code.
+CODE_DIVS = [{"class": "codeblock"}, {"class": "code-head"}, {"class": "highlight"}]
+
+
+def test_a_code_block_names_its_language_and_has_a_copy_button():
+    doc = assert_inert(render_markdown("```python\nx = 1\n```\n\n```\nplain\n```"))
+    assert [a["class"] for a in doc.named("button")] == ["copy-code", "copy-code"]
+    assert "python" in doc.text and "code" in doc.text
+    # A fence's word is shown only when it looks like a language name, always escaped;
+    # the head's markup typed into a message stays text.
+    doc = assert_inert(render_markdown('```"><img src=x>\nx\n```\n\n<div class="code-head">'))
+    assert doc.named("img") == [] and len(doc.named("button")) == 1
+    assert '<div class="code-head">' in doc.text
+
+
 def test_python_fence_is_highlighted_with_classes_not_styles():
     html = render_markdown('```python\ndef greet(name):\n    return f"hi {name}"\n```')
     doc = assert_inert(html)
-    assert doc.named("div") == [{"class": "highlight"}]
+    assert doc.named("div") == CODE_DIVS
     classes = {a.get("class") for a in doc.named("span")}
-    assert {"k", "nf"} <= classes  # keyword `def`/`return`, function name
+    assert {"k", "nf", "code-lang"} <= classes  # keyword `def`/`return`, function name
     assert "style" not in html
     assert 'def greet(name):\n    return f"hi {name}"' in doc.text
 
@@ -55,23 +70,23 @@ def test_python_fence_is_highlighted_with_classes_not_styles():
 def test_unknown_language_fence_is_escaped_plain_text():
     html = render_markdown("```nosuchlang\nif a < b && c > d: <b>x</b>\n```")
     doc = assert_inert(html)
-    assert doc.named("div") == [{"class": "highlight"}]
-    assert doc.named("span") == []
+    assert doc.named("div") == CODE_DIVS
+    assert doc.named("span") == [{"class": "code-lang"}]
     assert "if a &lt; b &amp;&amp; c &gt; d: &lt;b&gt;x&lt;/b&gt;" in html
     assert "if a < b && c > d: <b>x</b>" in doc.text
 
 
 def test_indented_code_is_a_plain_code_block():
     doc = assert_inert(render_markdown("text\n\n    <b>code</b>\n"))
-    assert doc.named("div") == [{"class": "highlight"}]
+    assert doc.named("div") == CODE_DIVS
     assert "<b>code</b>" in doc.text
 
 
 def test_huge_fence_is_shown_plain():
     code = "x = 1\n" * 10_000  # over HIGHLIGHT_MAX_CHARS, under MARKDOWN_MAX_CHARS
     doc = assert_inert(render_markdown(f"# Code\n\n```python\n{code}```"))
-    assert doc.named("h1") and doc.named("div") == [{"class": "highlight"}]
-    assert doc.named("span") == []
+    assert doc.named("h1") and doc.named("div") == CODE_DIVS
+    assert doc.named("span") == [{"class": "code-lang"}]
     assert doc.text.count("x = 1") == 10_000
 
 

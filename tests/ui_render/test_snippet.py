@@ -42,3 +42,12 @@ def test_only_exact_balanced_marks_become_tags(raw, expected):
 def test_snippet_text_reads_the_same():
     doc = parse(snippet_html("x &amp; y &lt;z&gt; <mark>w</mark>…"))
     assert doc.text == "x & y <z> w…"
+
+
+def test_markdown_syntax_is_left_out_of_snippets():
+    text = "Try this:\n```python\nprint(1)\n```\n| city | days |\n|---|---|\n| **Lisbon** | 3 |"
+    doc = assert_inert(snippet_html(snippet(text, query_terms("lisbon"))))
+    for syntax in ("```", "|", "**", "---"):
+        assert syntax not in doc.text
+    assert "Try this: print(1) city days" in " ".join(doc.text.split())
+    assert doc.named("mark") and "Lisbon" in doc.text
