@@ -20,7 +20,7 @@ application = ProtocolTypeRouter({"http": with_mcp(django_asgi_app),
 
 # Background upkeep (sessions_app/lifecycle/worker.py): erased paths leave this worker's
 # cache; retention policies, purges, outbox pruning and compaction retries run in one
-# worker at a time, whichever holds the job's lock (sessions_app/jobs.py).
+# worker at a time, whichever holds the job's lock (sessions_app/storage/jobs.py).
 # ARBOR_LIFECYCLE_WORKER=0 leaves them to `manage.py apply_retention` and `manage.py purge`.
 from sessions_app.lifecycle import worker as lifecycle_worker  # noqa: E402
 

@@ -285,7 +285,7 @@ ARBOR_CONTEXT_WINDOW = int(os.environ["ARBOR_CONTEXT_WINDOW"]) if os.environ.get
     "ARBOR_CONTEXT_WINDOW", "").strip().isdigit() else None
 
 # Background jobs (sessions_app/lifecycle/worker.py): seconds between a worker's turns at
-# each; with several workers one runs a job at a time (sessions_app/jobs.py).
+# each; with several workers one runs a job at a time (sessions_app/storage/jobs.py).
 ARBOR_RETENTION_EVERY_SECONDS = float(os.environ.get("ARBOR_RETENTION_EVERY_SECONDS", "3600"))
 ARBOR_PURGE_EVERY_SECONDS = float(os.environ.get("ARBOR_PURGE_EVERY_SECONDS", "300"))
 ARBOR_OUTBOX_PRUNE_EVERY_SECONDS = float(os.environ.get("ARBOR_OUTBOX_PRUNE_EVERY_SECONDS",

@@ -11,7 +11,7 @@
   (ARBOR_COMPACTION_RETRY_EVERY_SECONDS).
 
 With several workers a job runs in one of them at a time: the one that holds its lock
-(sessions_app/jobs.py: a Postgres advisory lock, a file lock on SQLite); a worker that finds
+(sessions_app/storage/jobs.py: a Postgres advisory lock, a file lock on SQLite); a worker that finds
 it held skips that turn. Workers start at random points of the interval, so with N workers
 a job runs about N times an interval, never twice at once; each run is idempotent.
 """
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection, transaction
 
-from .. import jobs, models, upkeep
-from ..storage import erasure, purge
-from . import retention
+from .. import models
+from ..storage import erasure, jobs, purge
+from . import retention, upkeep
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-# The lifecycle lease goes: background jobs take advisory locks instead (sessions_app/jobs.py).
+# The lifecycle lease goes: background jobs take advisory locks instead (sessions_app/storage/jobs.py).
 
 from django.db import migrations
 

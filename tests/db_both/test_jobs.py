@@ -18,8 +18,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from sessions_app import jobs, models, upkeep
-from sessions_app.lifecycle import worker
+from sessions_app import models
+from sessions_app.lifecycle import upkeep, worker
+from sessions_app.storage import jobs
 from tests.conftest import user_msg
 from tests.live_server import ROOT, server_env
 
@@ -35,7 +36,7 @@ CONTENDER = """
 import json, os, random, sys, time
 import django
 django.setup()
-from sessions_app import jobs
+from sessions_app.storage import jobs
 name, seconds, hold, log = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 with jobs.exclusive("warm-up"):  # connects (Postgres) or opens the lock file (SQLite)
     pass
@@ -102,7 +103,7 @@ HOLDER = """
 import sys, time
 import django
 django.setup()
-from sessions_app import jobs
+from sessions_app.storage import jobs
 with jobs.exclusive("test-job") as mine:
     print("held" if mine else "refused", flush=True)
     time.sleep(60)

@@ -11,9 +11,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from sessions_app import jobs, models
+from sessions_app import models
 from sessions_app.lifecycle import retention, worker
-from sessions_app.storage import erasure, path_cache
+from sessions_app.storage import erasure, jobs, path_cache
 from tests.conftest import assistant_msg, user_msg
 
 

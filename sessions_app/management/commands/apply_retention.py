@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions_app import jobs, models
+from sessions_app import models
 from sessions_app.lifecycle import retention
-from sessions_app.storage import purge
+from sessions_app.storage import jobs, purge
 
 
 class Command(BaseCommand):

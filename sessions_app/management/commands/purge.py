@@ -6,8 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions_app import jobs
-from sessions_app.storage import purge
+from sessions_app.storage import jobs, purge
 
 
 class Command(BaseCommand):

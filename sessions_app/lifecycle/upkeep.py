@@ -12,9 +12,9 @@ import logging
 
 from django.utils import timezone
 
-from . import models
-from .live import events
-from .storage import outbox
+from .. import models
+from ..live import events
+from ..storage import outbox
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ def retry_compactions() -> int:
     automatically (ARBOR_COMPACT_AFTER); a failure starts a new cooldown. How many tried."""
     from memory_core.autocompact import maybe_compact
 
-    from .access import manager_for
+    from ..access import manager_for
 
     due = list(models.Session.objects
                .filter(compaction_retry_at__lte=timezone.now())

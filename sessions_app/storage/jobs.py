@@ -22,7 +22,7 @@ for the block's length:
   database, `<database>-jobs-lock`: one byte per job name. The kernel drops it when the
   process dies.
 
-The periodic jobs (lifecycle/worker.py's PERIODIC, upkeep.py) take these locks; so do
+The periodic jobs (lifecycle/worker.py's PERIODIC, lifecycle/upkeep.py) take these locks; so do
 `manage.py apply_retention` and `purge` (waiting up to COMMAND_WAIT seconds), and any other
 background work can (the embedding worker, say, as `exclusive("embed")`).
 """
