@@ -64,3 +64,14 @@ def test_what_is_kept_stays_bounded(monkeypatch, session):
         hits = session.search("inventory item", limit=12)
         assert len(hits) == 12
         assert len(candidate_text._FACTS) <= 5
+
+
+def test_a_question_asked_again_gives_the_same_words():
+    from memory_core.words import query_concepts
+
+    first = query_concepts("What's the rent of the flat now?")
+    assert first == [("rent",), ("flat",)]
+    first.append(("changed",))  # a caller's copy: the next asker gets the words again
+    assert query_concepts("What's the rent of the flat now?") == [("rent",), ("flat",)]
+    long = "rent " * 200  # read, not kept
+    assert query_concepts(long) == [("rent",)]
