@@ -167,13 +167,14 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
         moved.add(newer)
 
     out = []
+    words = tuple(t for c in concepts for t in c)  # the query's terms: for the snippets
     for rank, (i, copies) in enumerate(result[:limit], start=1):
         h, newer = hits[i], superseded.get(i)
         # The others stay reachable: a fork's copy must not hide its original's session.
         others = tuple(HitCopy(hits[j].session_id, hits[j].id) for j in copies_of[i] if j != i)
         out.append(SearchHit(h.id, h.session_id, h.role, h.content, h.created_at, rank,
                              h.score, h.truncated, None if newer is None else hits[newer].id,
-                             copies, h._terms, h._text, h.matched, other_copies=others))
+                             copies, words, h._text, h.matched, other_copies=others))
     return out
 
 
