@@ -48,7 +48,7 @@ MIDDLEWARE = [
     "sessions_app.live.middleware.Common",  # Django's CommonMiddleware, one resolve less
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "sessions_app.pages_only.Messages",  # django.contrib.messages, but not under /api/
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # A view that got no database connection in time answers 503, not 500 (db_pool.py).

@@ -125,6 +125,9 @@ def shape_hits(hits: Sequence[SearchHit], terms: Sequence[str], *, full: bool) -
     kept_terms = tuple(terms)
     for h in hits:  # the constructor: dataclasses.replace costs several times more
         cut = not full and len(h.content) > MAX_HIT_CHARS
+        if not cut and h._terms == kept_terms:  # shaped already (re-ranking's own hits)
+            shaped.append(h)
+            continue
         shaped.append(SearchHit(
             h.id, h.session_id, h.role, h.content[:MAX_HIT_CHARS] if cut else h.content,
             h.created_at, h.rank, h.score, cut, h.superseded_by, h.copies, kept_terms,

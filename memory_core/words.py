@@ -171,6 +171,20 @@ def query_concepts(query: str) -> list[tuple[str, ...]]:
     cheap."""
     if not isinstance(query, str):
         return []
+    if len(query) <= MAX_CACHED_QUERY_CHARS:
+        return list(_cached_concepts(query))
+    return _concepts(query)
+
+
+MAX_CACHED_QUERY_CHARS = 500  # a question asked again (an agent's search, a page reload)
+
+
+@lru_cache(maxsize=1_024)
+def _cached_concepts(query: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(_concepts(query))
+
+
+def _concepts(query: str) -> list[tuple[str, ...]]:
     concepts: list[tuple[str, ...]] = []
     stopped: list[tuple[str, ...]] = []  # used only when the query has nothing else
     seen: set[str] = set()

@@ -1,7 +1,8 @@
 """Open WebUI's chat export: a list of chat records {id, title, chat, created_at,
 updated_at} (one record alone is accepted too). `chat.history` holds the tree:
 `messages` by id, each {id, parentId, childrenIds, role, content, timestamp, model,
-files}, and `currentId`, the message the person last saw. Times are Unix seconds.
+files}, and `currentId`, the message the person last saw. Times are Unix seconds. An
+answer's tool calls are blocks in its content (openwebui_tools.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from .openwebui_tools import content_parts
 from .tree import Conversation, Node, expect, one_of, title_of, to_time
 
 FORMAT = "openwebui"
@@ -48,7 +50,9 @@ def _node(cid: str, key: str, raw: Any) -> Node:
                     where=f"{where}.parentId", optional=True)
     content = expect(raw.get("content"), str, "a string", conversation=cid,
                      where=f"{where}.content", optional=True)
-    parts: list[dict[str, Any]] = [{"type": "text", "text": content or ""}]
+    parts: list[dict[str, Any]] = (  # an answer's tool-call blocks become tool parts
+        content_parts(content or "", key) if role == "assistant"
+        else [{"type": "text", "text": content or ""}])
     for i, f in enumerate(expect(raw.get("files"), list, "a list", conversation=cid,
                                  where=f"{where}.files", optional=True) or ()):
         if isinstance(f, dict):
