@@ -43,12 +43,12 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves static files (admin, API docs) under daphne, with DEBUG on or off.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "sessions_app.csp.Middleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY)
+    "sessions_app.pages.Middleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "sessions_app.live.middleware.Common",  # Django's CommonMiddleware, one resolve less
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "sessions_app.pages_only.Messages",  # django.contrib.messages, but not under /api/
+    "sessions_app.pages.Messages",  # django.contrib.messages, but not under /api/
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # A view that got no database connection in time answers 503, not 500 (db_pool.py).
@@ -213,7 +213,7 @@ if ARBOR_PROXY_COUNT:
     AXES_IPWARE_PROXY_COUNT = ARBOR_PROXY_COUNT
     AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
 
-# --- Content-Security-Policy (django-csp; sessions_app/csp.py adds the socket's host) ----
+# --- Content-Security-Policy (django-csp; sessions_app/pages.py adds the socket's host) ----
 # Scripts only from our own files: no inline <script>, no on*= handlers, no eval (htmx is
 # told not to either, in base.html). Inline style *attributes* stay allowed (the usage
 # gauges' widths, the admin's templates, Swagger UI); style sheets come from files only.

@@ -8,7 +8,7 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from . import engine_config
-        from .checks import require_fts5
+        from .storage.vendors.sqlite_fts5 import require_fts5
         from .storage import purge
         from .storage.vendors import sqlite_index, sqlite_wal
 

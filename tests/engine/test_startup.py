@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from sessions_app import checks
+from sessions_app.storage.vendors import sqlite_fts5 as checks
 
 
 @pytest.mark.sqlite_only

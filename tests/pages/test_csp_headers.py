@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from sessions_app.auth import create_key
-from sessions_app.csp import JSON_POLICY
+from sessions_app.pages import JSON_POLICY
 
 
 def directives(policy: str) -> dict[str, str]:
