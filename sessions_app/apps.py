@@ -8,9 +8,9 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from . import engine_config
-        from .storage.vendors.sqlite_fts5 import require_fts5
         from .storage import purge
         from .storage.vendors import sqlite_index, sqlite_wal
+        from .storage.vendors.sqlite_fts5 import require_fts5
 
         require_fts5()
         engine_config.install()
