@@ -14,7 +14,10 @@ says so: SearchResults.semantic == "unavailable".
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -28,6 +31,36 @@ RRF_K = 60
 DENSE_WEIGHT = 1.0
 DENSE_MARGIN = 0.1
 Semantic = Literal["on", "off", "unavailable"]
+
+
+QUERY_CACHE = 512  # questions' vectors kept (an agent asks the same things again)
+_queries: OrderedDict[tuple[int, str, str], Vector] = OrderedDict()
+_queries_lock = threading.Lock()
+# The question is embedded on this pool while the database ranks its words: the model and
+# the database both release the GIL, so on two cores the two costs overlap.
+_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="arbor-query-embed")
+
+
+def embed_query(embedder: Embedder, query: str) -> Vector:
+    """The question's vector, from the cache when it was asked lately."""
+    key = (id(embedder), embedder.model, query)
+    with _queries_lock:
+        cached = _queries.get(key)
+        if cached is not None:
+            _queries.move_to_end(key)
+            return cached
+    vector = embedder.embed_query(query)
+    with _queries_lock:
+        _queries[key] = vector
+        while len(_queries) > QUERY_CACHE:
+            _queries.popitem(last=False)
+    return vector
+
+
+def forget_queries() -> None:
+    """Empty the question cache (tests)."""
+    with _queries_lock:
+        _queries.clear()
 
 
 class SearchResults(list[SearchHit]):
@@ -78,16 +111,17 @@ def hybrid(
     `nearest(query_vector, window)` the nearest by meaning (with the pending count);
     `only`: keep the candidates with these ids (a branch's path) from wider fetches."""
     terms = [t for c in concepts for t in c]
-    vector: list[Vector] = []
-
-    def query_vector() -> Vector:
-        if not vector:  # embedded once, whatever the number of fetches
-            assert embedder is not None
-            vector.append(embedder.embed_query(query))
-        return vector[0]
-
     state: dict[str, Any] = {"semantic": "off", "pending": 0}
     use_meaning = embedder is not None and nearest is not None and bool(query.strip())
+    # Embedded once, whatever the number of fetches, and begun now, beside the word search.
+    pending: Future[Vector] | None = None
+    if use_meaning:
+        assert embedder is not None
+        pending = _pool.submit(embed_query, embedder, query)
+
+    def query_vector() -> Vector:
+        assert pending is not None
+        return pending.result()
 
     def fetch(window: int) -> list[SearchHit]:
         wide = MAX_CANDIDATES if only is not None else window
