@@ -30,6 +30,8 @@ from .search import SearchHit
 RRF_K = 60
 DENSE_WEIGHT = 1.0
 DENSE_MARGIN = 0.1
+MEANING_ONLY = 20
+DENSE_DEPTH = 20
 Semantic = Literal["on", "off", "unavailable"]
 
 
@@ -79,12 +81,17 @@ class SearchResults(list[SearchHit]):
 Nearest = Callable[[Callable[[], Vector], int], tuple[list[SearchHit], int]]
 
 
-def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit]) -> list[SearchHit]:
+def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit], *,
+         floor: float = 0.0) -> list[SearchHit]:
     """Both candidate lists as one, by reciprocal rank, each hit saying which list(s) held
-    it (`matched`) and scored by its fused score."""
+    it (`matched`) and scored by its fused score. Dense hits below `floor` (cosine) are
+    dropped; of those the words did not find, only the MEANING_ONLY nearest within
+    DENSE_MARGIN of the best are kept."""
     if dense:
-        floor = dense[0].score - DENSE_MARGIN
-        dense = [h for h in dense if h.score >= floor]
+        near = dense[0].score - DENSE_MARGIN
+        lexical_ids = {(h.session_id, h.id) for h in lexical}
+        dense = [h for rank, h in enumerate(dense, start=1) if h.score >= near and (
+            (h.session_id, h.id) in lexical_ids or (h.score >= floor and rank <= MEANING_ONLY))]
     scores: dict[str, float] = {}
     first: dict[str, SearchHit] = {}
     found: dict[str, set[str]] = {}
@@ -105,23 +112,27 @@ def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit]) -> list[Searc
 def hybrid(
     *, query: str, concepts: Sequence[tuple[str, ...]], limit: int,
     words: Callable[[int], list[SearchHit]], nearest: Nearest | None,
-    embedder: Embedder | None, only: Collection[str] | None = None,
+    embedder: Embedder | None, only: Collection[str] | None = None, eager: bool = True,
 ) -> SearchResults:
     """Re-ranked hits for `query`: `words(window)` fetches word-ranked candidates,
     `nearest(query_vector, window)` the nearest by meaning (with the pending count);
-    `only`: keep the candidates with these ids (a branch's path) from wider fetches."""
+    `only`: keep the candidates with these ids (a branch's path) from wider fetches;
+    `eager`: embed the question at once, beside the word search (the agent has vectors),
+    rather than when `nearest` finds vectors to compare it with."""
     terms = [t for c in concepts for t in c]
     state: dict[str, Any] = {"semantic": "off", "pending": 0}
     use_meaning = embedder is not None and nearest is not None and bool(query.strip())
     # Embedded once, whatever the number of fetches, and begun now, beside the word search.
-    pending: Future[Vector] | None = None
-    if use_meaning:
+    pending: list[Future[Vector]] = []
+    if use_meaning and eager:
         assert embedder is not None
-        pending = _pool.submit(embed_query, embedder, query)
+        pending.append(_pool.submit(embed_query, embedder, query))
 
     def query_vector() -> Vector:
-        assert pending is not None
-        return pending.result()
+        if not pending:
+            assert embedder is not None
+            return embed_query(embedder, query)
+        return pending[0].result()
 
     def fetch(window: int) -> list[SearchHit]:
         wide = MAX_CANDIDATES if only is not None else window
@@ -130,14 +141,15 @@ def hybrid(
         if use_meaning and state["semantic"] != "unavailable":
             assert nearest is not None
             try:
-                found, state["pending"] = nearest(query_vector, wide)
+                found, state["pending"] = nearest(query_vector, max(wide, DENSE_DEPTH))
                 dense = _kept(found, only)
                 state["semantic"] = "on"
             except (EmbedderUnavailable, WrongDimension):
                 state["semantic"] = "unavailable"
         if not dense:
             return lexical[:window] if only is not None else lexical
-        return fuse(lexical[:window], dense[:window])
+        return fuse(lexical[:window], dense[:max(window, DENSE_DEPTH)],
+                    floor=float(getattr(embedder, "floor", 0.0) or 0.0))
 
     window = candidate_window(limit)
     hits = fetch(window)
@@ -181,8 +193,10 @@ def search_messages(
             session_id=session_id, exclude_session_id=exclude_session_id)
         return found
 
+    warm = getattr(storage, "has_vectors", None)  # known to hold vectors: embed at once
     results = hybrid(query=query, concepts=concepts, limit=limit, words=words,
                      nearest=nearest if embedder is not None else None, embedder=embedder,
-                     only=only)
+                     only=only, eager=embedder is not None and warm is not None
+                     and bool(warm(agent_id=agent_id, model=embedder.model)))
     return SearchResults(shape_hits(results, terms, full=full), results.semantic,
                          results.pending)

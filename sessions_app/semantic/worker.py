@@ -22,8 +22,8 @@ from django.db import DatabaseError, close_old_connections, connection
 from memory_core.embedding import EmbedderUnavailable, WrongDimension
 
 from . import config
-from .lock import Leader
 from .embed import embed_batch
+from .lock import Leader
 
 log = logging.getLogger(__name__)
 
