@@ -13,13 +13,16 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import logging
 import os
 import tempfile
 import threading
 from typing import IO, Any
 
+import psycopg
 from django.db import DatabaseError, connection
 
+log = logging.getLogger(__name__)
 LOCK_KEY = 0x41524245_4D42  # "ARBEMB": the advisory lock of the embedding worker
 _local = threading.Lock()  # the in-memory database's stand-in
 
@@ -28,13 +31,14 @@ class Leader:
     """Whether this worker is the one that embeds: `acquire()` (never waits) says so."""
 
     def __init__(self) -> None:
-        self._conn: Any = None  # Postgres: the connection that holds the lock
+        self._conn: Any = None  # Postgres: the connection that holds the lock, or tries
+        self._pg_held = False
         self._file: IO[str] | None = None  # SQLite: the locked file
         self._local = False
 
     @property
     def held(self) -> bool:
-        return self._conn is not None or self._file is not None or self._local
+        return self._pg_held or self._file is not None or self._local
 
     def acquire(self) -> bool:
         """True when this worker holds the lock (taken now, or still held)."""
@@ -42,26 +46,24 @@ class Leader:
             if connection.vendor == "postgresql":
                 return self._postgres()
             return self._sqlite()
-        except (DatabaseError, OSError):
+        except (DatabaseError, psycopg.Error, OSError) as exc:  # psycopg's: the lock's own
             self.release()
+            log.warning("the embedding lock could not be taken: %s", exc)
             return False
 
     def _postgres(self) -> bool:
-        if self._conn is not None:
-            with self._conn.cursor() as cur:  # still connected, so still held
-                cur.execute("SELECT 1")
-            return True
-        import psycopg  # Django's postgresql backend here is psycopg 3
-
-        conn = psycopg.connect(**connection.get_connection_params(), autocommit=True)
-        with conn.cursor() as cur:
-            cur.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY])
-            got = bool(cur.fetchone()[0])
-        if not got:
-            conn.close()
-            return False
-        self._conn = conn
-        return True
+        # The connection stays open while the worker runs, holding the lock or not, so
+        # the workers that wait do not connect anew at each try.
+        if self._conn is None:
+            self._conn = psycopg.connect(**connection.get_connection_params(),
+                                         autocommit=True)
+        with self._conn.cursor() as cur:
+            if self._pg_held:
+                cur.execute("SELECT 1")  # still connected, so still held
+            else:
+                cur.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY])
+                self._pg_held = bool(cur.fetchone()[0])
+        return self._pg_held
 
     def _sqlite(self) -> bool:
         if self.held:
@@ -86,6 +88,7 @@ class Leader:
             with contextlib.suppress(Exception):
                 self._conn.close()  # the advisory lock goes with its session
             self._conn = None
+            self._pg_held = False
         if self._file is not None:
             with contextlib.suppress(OSError):
                 self._file.close()  # closing the descriptor drops the flock
