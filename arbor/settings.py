@@ -298,14 +298,18 @@ ARBOR_COMPACT_AFTER = int(os.environ["ARBOR_COMPACT_AFTER"]) if os.environ.get(
 # /ready: seconds it waits for the database and for Redis before answering 503.
 ARBOR_READY_TIMEOUT = float(os.environ.get("ARBOR_READY_TIMEOUT", "2"))
 
-# Search by meaning (README "Search"), off by default until it meets its speed and recall
-# targets: "on" is the offline multilingual model unless ARBOR_EMBEDDINGS_URL names an
-# OpenAI-compatible /v1/embeddings endpoint. Read by sessions_app/semantic/config.py only.
-ARBOR_EMBEDDINGS = os.environ.get("ARBOR_EMBEDDINGS", "off").strip()
+# Search by meaning (README "Search"), on by default: "on" is the offline multilingual
+# model unless ARBOR_EMBEDDINGS_URL names an OpenAI-compatible /v1/embeddings endpoint;
+# "off" searches by words only. Read by sessions_app/semantic/config.py only.
+ARBOR_EMBEDDINGS = os.environ.get("ARBOR_EMBEDDINGS", "on").strip() or "on"
 ARBOR_EMBEDDINGS_URL = os.environ.get("ARBOR_EMBEDDINGS_URL", "").strip()
 ARBOR_EMBEDDINGS_MODEL = os.environ.get("ARBOR_EMBEDDINGS_MODEL", "").strip()
 ARBOR_EMBEDDINGS_API_KEY = os.environ.get("ARBOR_EMBEDDINGS_API_KEY", "")
 ARBOR_EMBEDDINGS_TIMEOUT = float(os.environ.get("ARBOR_EMBEDDINGS_TIMEOUT", "10") or 10)
+# The cosine a message found by meaning alone needs to be a hit (unset: the model's own).
+ARBOR_EMBEDDINGS_MIN_SIMILARITY = (float(os.environ["ARBOR_EMBEDDINGS_MIN_SIMILARITY"])
+                                   if os.environ.get("ARBOR_EMBEDDINGS_MIN_SIMILARITY", "").strip()
+                                   else None)
 # Cores the offline model uses (one leaves the other to requests on a small machine).
 ARBOR_EMBEDDINGS_THREADS = int(os.environ.get("ARBOR_EMBEDDINGS_THREADS", "1") or 1)
 # The background worker that embeds new and edited messages starts with the server

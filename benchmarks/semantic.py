@@ -58,7 +58,7 @@ def _vectors(agent_id: str, model: str, dim: int) -> None:
 def run(messages: int, progress=print) -> list[str]:  # type: ignore[no-untyped-def]
     from django.contrib.auth import get_user_model
 
-    from memory_core import SessionManager
+    from memory_core import SessionManager, hybrid
     from sessions_app.models import Agent
     from sessions_app.semantic import config
 
@@ -76,20 +76,30 @@ def run(messages: int, progress=print) -> list[str]:  # type: ignore[no-untyped-
     _vectors(manager.agent_id, embedder.model, dim)
     questions = Corpus(seed=11).questions(30)
     manager.search(questions[0], 20)  # the first search reads the agent's vectors
-    hybrid_ms, words_ms, embed_ms = [], [], []
+    hybrid_ms, words_ms, embed_ms, scan_ms, again_ms, cpu_ms = [], [], [], [], [], []
     lexical = SessionManager(manager.agent_id, manager.storage)
     lexical.config.embedder = None
+    forget = getattr(hybrid, "forget_queries", lambda: None)
     for q in questions:
-        t = time.perf_counter()
+        forget()  # a question not asked before: its embedding is paid
+        t, cpu = time.perf_counter(), time.process_time()
         hits = manager.search(q, 20, full=False)
         hybrid_ms.append((time.perf_counter() - t) * 1e3)
+        cpu_ms.append((time.process_time() - cpu) * 1e3)
         assert hits.semantic == "on", hits.semantic
+        t = time.perf_counter()
+        manager.search(q, 20, full=False)  # asked again (its vector cached, if kept)
+        again_ms.append((time.perf_counter() - t) * 1e3)
         t = time.perf_counter()
         lexical.search(q, 20, full=False)
         words_ms.append((time.perf_counter() - t) * 1e3)
         t = time.perf_counter()
-        embedder.embed_query(q)
+        vector = embedder.embed_query(q)
         embed_ms.append((time.perf_counter() - t) * 1e3)
+        t = time.perf_counter()
+        manager.storage.nearest(agent_id=manager.agent_id, model=embedder.model,
+                                query_vector=lambda v=vector: v, limit=20)
+        scan_ms.append((time.perf_counter() - t) * 1e3)
     texts = [m["parts"][0]["text"] for m in Corpus(seed=5).conversation(64)]
     t = time.perf_counter()
     embedder.embed_passages(texts)
@@ -104,8 +114,11 @@ def run(messages: int, progress=print) -> list[str]:  # type: ignore[no-untyped-
         f"({embedder.model}, {dim} dimensions, int8 stored, exact scan):",
         f"  agent-wide hybrid search p50 {statistics.median(hybrid_ms):.1f} ms "
         f"(p90 {sorted(hybrid_ms)[int(len(hybrid_ms) * 0.9)]:.1f}), query embedding "
-        f"included; words alone p50 {statistics.median(words_ms):.1f} ms; the query "
-        f"embedding alone p50 {statistics.median(embed_ms):.1f} ms",
+        f"included (CPU time, all threads: p50 {statistics.median(cpu_ms):.1f} ms, what it "
+        f"costs on an idle machine, less any overlap); words alone p50 {statistics.median(words_ms):.1f} ms; the query "
+        f"embedding alone p50 {statistics.median(embed_ms):.1f} ms; the same question again "
+        f"p50 {statistics.median(again_ms):.1f} ms; the nearest by meaning "
+        f"alone (scan and rows, the question embedded) p50 {statistics.median(scan_ms):.1f} ms",
         f"  embedding throughput: {rate:.1f} messages per second (batches of 64)",
         f"  target: p50 <= {target:.0f} ms: {verdict}",
     ]

@@ -38,7 +38,9 @@ class WrongDimension(InvalidInput):
 
 class Embedder(Protocol):
     """Turns texts into unit vectors. `model` names the vectors it makes (stored with
-    each); `dim` their size, None until known (an endpoint tells it by its first answer)."""
+    each); `dim` their size, None until known (an endpoint tells it by its first answer).
+    An embedder may also have a `floor`: the cosine below which a message found by
+    meaning alone is not a hit (hybrid.py reads it; none when absent)."""
 
     model: str
     dim: int | None

@@ -101,8 +101,12 @@ def fake_embeddings(settings):
     from tests.semantic import fake
 
     settings.ARBOR_EMBEDDINGS = "tests.semantic.fake.shared"
+    from memory_core.hybrid import forget_queries
+
     fake.SHARED.fail = False
     index.forget()
+    forget_queries()
     yield fake.SHARED
     fake.SHARED.fail = False
     index.forget()
+    forget_queries()

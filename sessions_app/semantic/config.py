@@ -1,9 +1,10 @@
 """The embedder the settings name: the one place that reads settings.ARBOR_EMBEDDINGS*
 (arbor/settings.py fills them from the environment).
 
-ARBOR_EMBEDDINGS: "off" (the default) turns search by meaning off; "on" uses ARBOR_EMBEDDINGS_URL's endpoint when it is set,
-else the offline model; a dotted path names a factory
-of another Embedder (tests use one). Read at each call, so override_settings applies;
+ARBOR_EMBEDDINGS: "on" (the default) uses ARBOR_EMBEDDINGS_URL's endpoint when it is set,
+else the offline model; "off" turns search by meaning off; a dotted path names a factory
+of another Embedder (tests use one). ARBOR_EMBEDDINGS_MIN_SIMILARITY, when set, is the
+cosine a message found by meaning alone needs (default: the model's own, hybrid.py). Read at each call, so override_settings applies;
 each distinct configuration is built once per process (the offline model loads once).
 """
 
@@ -24,26 +25,28 @@ _lock = threading.Lock()
 
 def _key() -> tuple[Any, ...]:
     return tuple(getattr(settings, name, default) for name, default in (
-        ("ARBOR_EMBEDDINGS", "off"), ("ARBOR_EMBEDDINGS_URL", ""),
+        ("ARBOR_EMBEDDINGS", "on"), ("ARBOR_EMBEDDINGS_URL", ""),
         ("ARBOR_EMBEDDINGS_MODEL", ""), ("ARBOR_EMBEDDINGS_API_KEY", ""),
-        ("ARBOR_EMBEDDINGS_TIMEOUT", 10.0), ("ARBOR_EMBEDDINGS_THREADS", 1)))
+        ("ARBOR_EMBEDDINGS_TIMEOUT", 10.0), ("ARBOR_EMBEDDINGS_THREADS", 1),
+        ("ARBOR_EMBEDDINGS_MIN_SIMILARITY", None)))
 
 
 def embedder() -> Embedder | None:
     """The configured embedder, or None when search by meaning is off."""
     key = _key()
-    mode, url, model, api_key, timeout, threads = key
+    mode, url, model, api_key, timeout, threads, floor = key
     if str(mode).lower() in ("off", "0", "false", "no", ""):
         return None
     with _lock:
         built = _built.get(key)
         if built is None:
-            built = _built[key] = _build(mode, url, model, api_key, float(timeout), int(threads))
+            built = _built[key] = _build(mode, url, model, api_key, float(timeout), int(threads),
+                                         None if floor is None else float(floor))
         return built
 
 
 def _build(mode: str, url: str, model: str, api_key: str, timeout: float,
-           threads: int) -> Embedder:
+           threads: int, floor: float | None) -> Embedder:
     if mode.lower() not in ("on", "1", "true", "yes"):
         module, _, name = mode.rpartition(".")
         factory = getattr(importlib.import_module(module), name)
@@ -51,8 +54,8 @@ def _build(mode: str, url: str, model: str, api_key: str, timeout: float,
         return made
     if url:
         return OpenAIEmbeddings(url=url, model=model or "text-embedding-3-small",
-                                api_key=api_key, timeout=timeout)
-    return LocalE5(threads=max(1, threads))
+                                api_key=api_key, timeout=timeout, floor=floor)
+    return LocalE5(threads=max(1, threads), floor=floor)
 
 
 def describe() -> dict[str, Any]:

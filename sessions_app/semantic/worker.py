@@ -1,6 +1,8 @@
 """The background worker: embeds new and edited messages so a write never waits for a
-model. One daemon thread per server process (arbor/asgi.py starts it); several processes
-may each run one: a vector stored twice is kept once (ON CONFLICT DO NOTHING).
+model. One daemon thread per server process (arbor/asgi.py starts it), and one of them at
+a time embeds: the one holding the embedding lock (lock.py: a Postgres advisory lock, a
+file lock on SQLite); the others try for it every POLL_SECONDS and take over when its
+holder stops or dies. (Were two to embed, a vector stored twice is kept once.)
 
 It polls for messages past the last seq it read (one index range, every POLL_SECONDS),
 and every SWEEP_SECONDS looks again from the first message, for edits (their trigger
@@ -21,6 +23,7 @@ from memory_core.embedding import EmbedderUnavailable, WrongDimension
 
 from . import config
 from .embed import embed_batch
+from .lock import Leader
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,7 @@ class Worker:
         self.max_backoff = max_backoff
         self.failures = 0  # in a row; the status says the embedder is failing while > 0
         self.last_error = ""
+        self.leader = Leader()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -55,12 +59,16 @@ class Worker:
             while not self._stop.is_set():
                 after, model, swept = self._step(after, model, swept)
         finally:
+            self.leader.release()
             connection.close()
 
     def _step(self, after: int, model: str | None, swept: float) -> tuple[int, str | None, float]:
         close_old_connections()
         embedder = config.embedder()
         if embedder is None:
+            self._stop.wait(self.poll)
+            return 0, None, swept
+        if not self.leader.acquire():  # another worker embeds
             self._stop.wait(self.poll)
             return 0, None, swept
         if embedder.model != model or time.monotonic() - swept > self.sweep:

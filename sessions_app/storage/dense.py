@@ -22,6 +22,11 @@ KEY_OF = "SELECT key FROM arbor_session WHERE id = %s"
 
 
 class Dense:
+    def has_vectors(self, *, agent_id: str, model: str) -> bool:
+        """Whether this process holds vectors of the agent (no query): a search then
+        embeds its question beside the word search."""
+        return vector_index.held(agent_id, model)
+
     def nearest(
         self, *, agent_id: str, model: str, query_vector: Callable[[], Vector], limit: int,
         session_id: str | None = None, exclude_session_id: str | None = None,

@@ -12,6 +12,10 @@ least recently searched go first).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import glob
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -26,6 +30,27 @@ from memory_core.embedding import Vector, WrongDimension
 from . import vectors
 
 MAX_CACHED_ROWS = 400_000  # ~600 MB of float32 at 384 dimensions
+
+
+def _one_blas_thread() -> None:
+    """The scan on one core: numpy's OpenBLAS otherwise splits each product over every
+    core and spins waiting for them, which on a busy server (requests, the embedding
+    worker, other processes) made an agent-wide scan of 100,000 vectors 2-4 times slower
+    than on one core (~5 ms). OPENBLAS_NUM_THREADS, when set, is left to rule."""
+    if "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    for path in glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "*openblas*")):
+        with contextlib.suppress(OSError):
+            lib = ctypes.CDLL(path)
+            for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                         "openblas_set_num_threads64_", "openblas_set_num_threads"):
+                setter = getattr(lib, name, None)
+                if setter is not None:
+                    setter(1)
+                    return
+
+
+_one_blas_thread()
 
 
 @dataclass
@@ -100,6 +125,13 @@ def agent_vectors(cur: Any, *, agent_id: str, model: str) -> AgentVectors:
         _cache[key] = whole
         _evict()
     return whole
+
+
+def held(agent_id: str, model: str) -> bool:
+    """Whether vectors of the agent by `model` are in memory (as last read)."""
+    with _lock:
+        cached = _cache.get((agent_id, model))
+        return cached is not None and cached.size > 0
 
 
 def _evict() -> None:

@@ -111,3 +111,34 @@ def test_the_recall_harness_scores_hybrid_beside_words(db, fake_embeddings):
     assert report.words is not None and report.embedder == "fake-hash-64"
     assert "hybrid/words/bm25" in report.table()
     assert report.arbor["vocabulary"].mrr() > report.words["vocabulary"].mrr()
+
+
+def test_a_question_nothing_answers_gets_no_hit_by_meaning(manager, session, fake_embeddings,
+                                                            monkeypatch):
+    """Below the embedder's floor a message found by meaning alone is no hit: the nearest
+    messages of an agent are near in some sense whatever is asked."""
+    skoda, *_ = _fill(session, ["picked up the new Skoda yesterday",
+                                "the meeting moved to Thursday"])
+    embed_all(fake_embeddings)
+    assert [h.matched for h in manager.search("capital of Mongolia", 5)] == ["meaning"] * 2
+    monkeypatch.setattr(fake_embeddings, "floor", 0.2, raising=False)
+    hits = manager.search("capital of Mongolia", 5)
+    assert (list(hits), hits.semantic) == ([], "on")
+    hits = manager.search("What car do I drive now?", 5)  # cosine 0.29 here
+    assert [(h.id, h.matched) for h in hits] == [(skoda.id, "meaning")]
+
+
+def test_the_floor_never_drops_what_the_words_found():
+    from datetime import UTC, datetime
+
+    from memory_core.hybrid import fuse
+    from memory_core.search import SearchHit
+
+    def hit(mid, score):
+        return SearchHit(id=mid, session_id="s", role="user", content=mid,
+                         created_at=datetime(2026, 1, 1, tzinfo=UTC), rank=1, score=score)
+
+    fused = fuse([hit("w", 3.0)], [hit("m", 0.5), hit("w", 0.4)], floor=0.6)
+    assert [(h.id, h.matched) for h in fused] == [("w", "both")]
+    fused = fuse([hit("w", 3.0)], [hit("m", 0.5), hit("w", 0.4)], floor=0.0)
+    assert sorted((h.id, h.matched) for h in fused) == [("m", "meaning"), ("w", "both")]

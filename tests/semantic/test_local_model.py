@@ -44,3 +44,19 @@ def test_the_default_install_answers_what_car_from_the_skoda(manager, session, s
         assert hits.semantic == "on"
         assert hits[0].id == skoda.id, (question, [h.content for h in hits])
         assert hits[0].matched == "meaning"
+
+
+def test_search_by_meaning_is_on_by_default():
+    """A fresh install (no ARBOR_EMBEDDINGS in the environment) searches by meaning with
+    the offline model, which a search embeds its question with."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARBOR_EMBEDDINGS")}
+    env["DJANGO_SETTINGS_MODULE"] = "arbor.settings"
+    code = ("import django; django.setup(); from sessions_app.semantic import config; "
+            "e = config.embedder(); print(e.model, e.floor)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()
+    assert out == [LOCAL_MODEL, "0.82"]

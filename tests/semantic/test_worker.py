@@ -55,3 +55,38 @@ def test_worker_backs_off_while_failing_and_catches_up(manager, session, fake_em
     fake_embeddings.fail = False
     _until(lambda: worker.failures == 0 and MessageVector.objects.count() == 1)
     assert status(manager.agent_id)["pending"] == 0
+
+
+def test_one_worker_embeds_at_a_time_and_another_takes_over(manager, session, fake_embeddings,
+                                                            monkeypatch):
+    """Every server process starts a worker; one embeds (the lock's holder), so no message
+    is embedded twice, and when it stops another carries on."""
+    embedded: list[str] = []
+    real = fake_embeddings.embed_passages
+
+    def counting(texts):
+        embedded.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(fake_embeddings, "embed_passages", counting)
+    first, second = Worker(poll=0.02, sweep=0.1), Worker(poll=0.02, sweep=0.1)
+    first.start()
+    _until(lambda: first.leader.held)
+    second.start()
+    try:
+        for n in range(6):
+            session.append_message(user_msg(f"message number {n} about the garden"))
+        _until(lambda: MessageVector.objects.count() == 6)
+        time.sleep(0.3)  # several sweeps of both
+        assert sorted(embedded) == sorted(f"message number {n} about the garden"
+                                          for n in range(6))
+        assert first.leader.held and not second.leader.held
+        first.stop()
+        assert not first.leader.held
+        session.append_message(user_msg("written after the first worker stopped"))
+        _until(lambda: MessageVector.objects.count() == 7)
+        assert second.leader.held
+        assert len(embedded) == 7
+    finally:
+        first.stop()
+        second.stop()
