@@ -94,10 +94,27 @@ class Dialect(Protocol):
     ) -> list[tuple[Any, ...]]: ...
 
 
-def count_session(cur: Any, d: Dialect, session_id: str, messages: int, tokens: int) -> str:
-    """Dialect.count for both vendors (Postgres' BM25 reads the counters as statistics)."""
-    cur.execute(sql.COUNT, [d.db_datetime(now()), messages, tokens, session_id])
-    return agent_of(cur, session_id)
+class Shared:
+    """What both vendors' dialects do alike: counting a session's messages (Postgres' BM25
+    reads the counters as statistics) and handing message search to their own module."""
+
+    # The vendor's message search (sqlite_search / postgres_search), set by each dialect.
+    search_messages: Any
+
+    def db_datetime(self, value: datetime) -> Any:  # pragma: no cover - each vendor's own
+        raise NotImplementedError
+
+    def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:
+        cur.execute(sql.COUNT, [self.db_datetime(now()), messages, tokens, session_id])
+        return agent_of(cur, session_id)
+
+    def search(
+        self, cur: Any, *, agent_id: str, session_id: str | None,
+        exclude_session_id: str | None, terms: Sequence[str], limit: int,
+    ) -> list[tuple[Any, ...]]:
+        return self.search_messages(  # type: ignore[no-any-return]
+            cur, agent_id=agent_id, session_id=session_id,
+            exclude_session_id=exclude_session_id, terms=terms, limit=limit)
 
 
 def agent_of(cur: Any, session_id: str) -> str:

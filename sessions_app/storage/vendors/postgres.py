@@ -14,7 +14,7 @@ from memory_core.messages import now
 
 from .. import sql
 from ..rows import MessageRow, message_scope, namespace_token, session_token
-from . import K1, K1_PLUS_1, MAX_POSITIONS, B, agent_of, count_session
+from . import K1, K1_PLUS_1, MAX_POSITIONS, B, Shared, agent_of
 from .postgres_search import postgres_messages, tsquery_match, tsquery_terms
 
 
@@ -108,8 +108,9 @@ def _pg_bm25(
     return list(cur.fetchall())
 
 
-class Postgres:
+class Postgres(Shared):
     vendor = "postgresql"
+    search_messages = staticmethod(postgres_messages)
 
     def give_back_free_pages(self, cur: Any) -> None:
         return None  # autovacuum's business
@@ -174,17 +175,6 @@ class Postgres:
              target_session,
              source_session],
         )
-
-    def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:
-        return count_session(cur, self, session_id, messages, tokens)
-
-    def search(
-        self, cur: Any, *, agent_id: str, session_id: str | None,
-        exclude_session_id: str | None, terms: Sequence[str], limit: int,
-    ) -> list[tuple[Any, ...]]:
-        return postgres_messages(
-            cur, agent_id=agent_id, session_id=session_id,
-            exclude_session_id=exclude_session_id, terms=terms, limit=limit)
 
     def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
         cur.execute(

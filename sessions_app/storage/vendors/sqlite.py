@@ -11,7 +11,7 @@ from typing import Any
 from ...models.fields import from_micros, to_micros
 from .. import sql
 from ..rows import MessageRow, message_scope, namespace_token
-from . import count_session
+from . import Shared
 from .sqlite_search import fts5_match, quoted, sqlite_messages
 
 
@@ -48,8 +48,9 @@ def _fts5_search(
     return list(cur.fetchall())
 
 
-class Sqlite:
+class Sqlite(Shared):
     vendor = "sqlite"
+    search_messages = staticmethod(sqlite_messages)
 
     def fast_reads(self, cur: Any) -> None:
         return None
@@ -114,17 +115,6 @@ class Sqlite:
                FROM arbor_message t WHERE t.session_key = {sql.SESSION_KEY}""",
             [target_session, " ".join(scope), target_session],
         )
-
-    def count(self, cur: Any, session_id: str, *, messages: int, tokens: int) -> str:
-        return count_session(cur, self, session_id, messages, tokens)
-
-    def search(
-        self, cur: Any, *, agent_id: str, session_id: str | None,
-        exclude_session_id: str | None, terms: Sequence[str], limit: int,
-    ) -> list[tuple[Any, ...]]:
-        return sqlite_messages(
-            cur, agent_id=agent_id, session_id=session_id,
-            exclude_session_id=exclude_session_id, terms=terms, limit=limit)
 
     def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
         cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])
