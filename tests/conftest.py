@@ -13,6 +13,11 @@ from memory_core import SessionManager
 # imported, in this process and in every server a test starts, and act on the test
 # database between tests; the tests that exercise it start it themselves.
 os.environ.setdefault("ARBOR_LIFECYCLE_WORKER", "0")
+# Search by meaning likewise (on by default): servers a module-scoped fixture starts, before
+# any test's own settings, would each load the model and run an embedding worker. Tests
+# that want it turn it on (tests/semantic).
+os.environ.setdefault("ARBOR_EMBEDDINGS", "off")
+os.environ.setdefault("ARBOR_EMBEDDINGS_WORKER", "0")
 
 
 def user_msg(text: str, **extra: object) -> dict[str, object]:
