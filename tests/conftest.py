@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import connection
 
 from memory_core import SessionManager
@@ -18,6 +19,9 @@ os.environ.setdefault("ARBOR_LIFECYCLE_WORKER", "0")
 # that want it turn it on (tests/semantic).
 os.environ.setdefault("ARBOR_EMBEDDINGS", "off")
 os.environ.setdefault("ARBOR_EMBEDDINGS_WORKER", "0")
+if django_settings.configured:  # read before this file: the test process's own worker stays off too
+    django_settings.ARBOR_EMBEDDINGS = os.environ["ARBOR_EMBEDDINGS"]
+    django_settings.ARBOR_EMBEDDINGS_WORKER = os.environ["ARBOR_EMBEDDINGS_WORKER"] == "1"
 
 
 def user_msg(text: str, **extra: object) -> dict[str, object]:
