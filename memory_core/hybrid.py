@@ -199,10 +199,11 @@ def search_messages(
             session_id=session_id, exclude_session_id=exclude_session_id)
         return found
 
-    warm = getattr(storage, "has_vectors", None)  # known to hold vectors: embed at once
+    # Known to hold vectors: the question is embedded at once, beside the word search.
+    eager = embedder is not None and storage.has_vectors(agent_id=agent_id,
+                                                         model=embedder.model)
     results = hybrid(query=query, concepts=concepts, limit=limit, words=words,
                      nearest=nearest if embedder is not None else None, embedder=embedder,
-                     only=only, eager=embedder is not None and warm is not None
-                     and bool(warm(agent_id=agent_id, model=embedder.model)))
+                     only=only, eager=eager)
     return SearchResults(shape_hits(results, terms, full=full), results.semantic,
                          results.pending)

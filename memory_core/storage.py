@@ -341,6 +341,10 @@ class SessionStorage(ContextStorage, Protocol):
         first, score the cosine; and how many of the agent's messages wait for a vector.
         Raises what query_vector raises, WrongDimension."""
 
+    def has_vectors(self, *, agent_id: str, model: str) -> bool:
+        """Whether this process already holds the agent's vectors by `model` (no query): a
+        search then embeds its question beside the word search instead of after it."""
+
 
 def load_storage(dotted: str = DEFAULT_STORAGE) -> SessionStorage:
     module, _, name = dotted.rpartition(".")
