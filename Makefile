@@ -32,23 +32,13 @@ demo-password: install
 shell: install
 	$(BIN)/python manage.py shell
 
-# Lint and type-check first (cheap), then the whole suite on SQLite and, when DATABASE_URL
-# names PostgreSQL, on Postgres at the same time: the two share nothing (a file and a
-# database of their own) and much of each run waits on browsers and servers, so side by
-# side they take little longer than the longer one. Postgres's output streams; SQLite's
-# is printed whole when both are done. Fails when either fails.
+# Lint and type-check first (cheap), then the whole suite on SQLite, then on Postgres
+# when DATABASE_URL names it.
 test: install lint typecheck chromium
-	@case "$$DATABASE_URL" in \
-	postgres*) \
-		echo "--- the suite on SQLite and on PostgreSQL ($$DATABASE_URL), side by side"; \
-		DATABASE_URL= $(BIN)/python -m pytest -q -p no:cacheprovider > .test-sqlite.log 2>&1 & \
-		sqlite=$$!; \
-		$(BIN)/python -m pytest -q -p no:cacheprovider; postgres=$$?; \
-		wait $$sqlite; sqlite=$$?; \
-		echo "--- the suite on SQLite"; cat .test-sqlite.log; \
-		echo "SQLite: exit $$sqlite, PostgreSQL: exit $$postgres"; \
-		test $$sqlite -eq 0 && test $$postgres -eq 0 ;; \
-	*) DATABASE_URL= $(BIN)/python -m pytest -q ;; \
+	DATABASE_URL= $(BIN)/python -m pytest -q
+	@case "$$DATABASE_URL" in postgres*) \
+		echo "--- the same suite on PostgreSQL ($$DATABASE_URL)"; \
+		$(BIN)/python -m pytest -q -p no:cacheprovider ;; \
 	esac
 
 test-sqlite: install chromium

@@ -89,6 +89,8 @@ def _checkpointer(path: str) -> None:
             if sqlite_index.merge_step(conn):
                 interval = MERGE_GAP
             else:
+                with contextlib.suppress(sqlite3.OperationalError):  # busy: a writer is back
+                    conn.execute("PRAGMA incremental_vacuum")  # the merge's freed pages
                 settled = _checkpoint(conn, "TRUNCATE")  # if busy, the next look retries
             with contextlib.suppress(FileNotFoundError):
                 last = _state(wal)  # this thread's own writes are not a writer's
