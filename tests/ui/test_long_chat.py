@@ -91,7 +91,10 @@ def test_a_2000_message_session_scrolls_compacts_and_undoes_without_runaway(
     banner.get_by_role("link", name="Show the summary").click()
     marker = page.locator(f"#c-{overlay.id}")
     expect(marker.locator(".summary-marker")).to_be_in_viewport()
-    assert len(requests) - before == 1  # one request reads down to the marker
+    # One request reads down to the marker (the prompt panel may refresh after the
+    # compaction's event at any moment; it reads no messages).
+    thread_reads = [u for u in requests[before:] if "/prompt/" not in u]
+    assert len(thread_reads) == 1, thread_reads
 
     # Defect 2: the marker's true count, and every original reachable.
     expand = marker.get_by_role("button", name=f"Summary of {count:,} messages")
