@@ -34,7 +34,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Self, TypeVar
 
-from .agents_advanced import _EMPTY, BRANCH_KEY, AdvancedSessionMixin
+from .agents_branches import _EMPTY, BRANCH_KEY
 from .agents_items import (
     _arguments,
     _call_id,
@@ -45,6 +45,7 @@ from .agents_items import (
     message_to_items,
     path_items,
 )
+from .agents_turns import TurnsMixin
 from .client import ArborAPIError, ArborClient, AsyncArborClient
 
 __all__ = ["ArborSession", "AsyncArborSession", "item_to_message", "message_to_items"]
@@ -144,7 +145,7 @@ def _settings(value: Any) -> Any:
     return SessionSettings() if value is None else coerce_session_settings(value)
 
 
-class ArborSession(AdvancedSessionMixin):
+class ArborSession(TurnsMixin):
     """An OpenAI Agents SDK session whose items live in an Arbor session.
 
     The session reads and writes the latest branch (the UI's current one) unless it was
