@@ -34,6 +34,17 @@ def person(username: str = "alice", agent_name: str = "Helper",
     return {"agent": agent, "user": agent.owner, "manager": SessionManager.for_agent(agent)}
 
 
+def asked(manager: SessionManager, title: str, question: str, *answers: str) -> Any:
+    """A session `title` holding `question` and each of `answers` beside the others (a
+    branch each after the first): (session id, the question, the answers)."""
+    sid = manager.create(title).id
+    q, first = manager.append_all(sid, [{"role": "user", "content": question},
+                                        {"role": "assistant", "content": answers[0]}])
+    rest = [manager.append(sid, {"role": "assistant", "content": a}, parent_id=q.id)
+            for a in answers[1:]]
+    return sid, q, [first, *rest]
+
+
 def sign_in(page: Any, username: str = "alice") -> None:
     """Fill in the login form the page is on."""
     page.get_by_label("Username").fill(username)

@@ -21,7 +21,7 @@ from memory_core import SessionManager
 from sessions_app.auth import create_key
 from tests.conftest import make_agent
 from tests.live_server import running_daphne
-from tests.ui.browsing import login, person, shoot
+from tests.ui.browsing import asked, login, person, shoot
 
 
 def serve(tmp_path: Path, delay: float = 0.01) -> Any:
@@ -190,10 +190,7 @@ def test_an_api_append_and_a_second_tab_show_up_live(site, page, alice, browser)
 
 def test_search_jumps_to_a_message_on_a_branch_that_is_not_the_latest(site, page, alice):
     manager = alice["manager"]
-    sid = manager.create("Search").id
-    q, a1 = manager.append_all(sid, [{"role": "user", "content": "pick a fruit"},
-                                     {"role": "assistant", "content": "A pomegranate."}])
-    manager.append(sid, {"role": "assistant", "content": "A banana."}, parent_id=q.id)
+    sid, q, (a1, _) = asked(manager, "Search", "pick a fruit", "A pomegranate.", "A banana.")
     login(page, site)
     page.get_by_label("Search all sessions").fill("pomegranate")
     hit = page.locator(".search-results a").first
@@ -259,10 +256,7 @@ def test_compact_now_shows_a_summary_that_opens_and_can_be_undone(site, page, al
 
 def test_keyboard_shortcuts(site, page, alice):
     manager = alice["manager"]
-    sid = manager.create("Keys").id
-    q, a1 = manager.append_all(sid, [{"role": "user", "content": "pick a colour"},
-                                     {"role": "assistant", "content": "Blue."}])
-    a2 = manager.append(sid, {"role": "assistant", "content": "Green."}, parent_id=q.id)
+    sid, q, (a1, a2) = asked(manager, "Keys", "pick a colour", "Blue.", "Green.")
     login(page, site)
     page.goto(f"{site}/sessions/{sid}/")
     page.keyboard.press("Control+k")

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from sessions_app import models
 from sessions_app.auth import create_key
 from tests.live_server import running_daphne
-from tests.ui.browsing import login, person, sign_in
+from tests.ui.browsing import asked, login, person, sign_in
 
 
 @pytest.fixture
@@ -159,9 +159,7 @@ def test_sidebar_count_name_and_usage_follow_live_events(site, page, alice):
 
 def test_keyboard_first_every_action_in_the_help_focus_visible_and_announced(site, page, alice):
     manager = alice["manager"]
-    sid = manager.create("Keys").id
-    q, a = manager.append_all(sid, [{"role": "user", "content": "pick a colour"},
-                                    {"role": "assistant", "content": "Blue."}])
+    sid, q, (a,) = asked(manager, "Keys", "pick a colour", "Blue.")
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     login(page, site)
     page.goto(f"{site}/sessions/{sid}/")

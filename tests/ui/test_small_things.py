@@ -13,7 +13,7 @@ import httpx
 from playwright.sync_api import expect
 
 from sessions_app import models
-from tests.ui.browsing import SHOTS, login, person, shoot
+from tests.ui.browsing import SHOTS, asked, login, person, shoot
 
 CODE = 'def greet(name):\n    return f"hi {name}"'
 
@@ -147,10 +147,7 @@ def test_the_small_things(site, page, transactional_db):
 def test_the_branch_map_opens_a_branch_and_marks_where_you_are(site, page, transactional_db):
     alice = person()
     manager = alice["manager"]
-    sid = manager.create("Map").id
-    q, a1 = manager.append_all(sid, [{"role": "user", "content": "pick a fruit"},
-                                     {"role": "assistant", "content": "A pomegranate."}])
-    a2 = manager.append(sid, {"role": "assistant", "content": "A quince."}, parent_id=q.id)
+    sid, q, (a1, a2) = asked(manager, "Map", "pick a fruit", "A pomegranate.", "A quince.")
     login(page, site)
     page.goto(f"{site}/sessions/{sid}/tree/?leaf={a2.id}")
     branch_map = page.get_by_role("region", name="Branch map")
