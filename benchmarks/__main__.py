@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     with database.throwaway() as vendor:
-        from . import recall, report, runner, semantic
+        from . import recall, report, runner, semantic, semantic_api
 
         sizes = runner.QUICK if args.quick else runner.FULL
         results, problems = runner.run(sizes)
@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         # is configured (the default), then search by meaning over one large agent
         recall_set = recall.run(runner._stderr, embedder=config.embedder())
         meaning = semantic.run(sizes.semantic_messages, runner._stderr)
+        meaning += semantic_api.run(min(sizes.semantic_messages, semantic_api.MESSAGES),
+                                    runner._stderr)
         version = _version(vendor)
     if args.json:
         print(report.dumps(results))
