@@ -11,9 +11,16 @@ from functools import lru_cache
 
 from . import MAX_POSITIONS
 
-# "1", "1,2", ... up to MAX_POSITIONS: the positions of a lexeme seen k times.
-_POSITIONS = ("",) + tuple(",".join(str(i) for i in range(1, k + 1))
-                           for k in range(1, MAX_POSITIONS + 1))
+
+class _Positions(dict[int, str]):
+    """k -> "1,2,...,k", the positions of a lexeme seen k times (at most MAX_POSITIONS)."""
+
+    def __missing__(self, k: int) -> str:
+        return self[MAX_POSITIONS]
+
+
+_POSITIONS = _Positions((k, ",".join(str(i) for i in range(1, k + 1)))
+                        for k in range(1, MAX_POSITIONS + 1))
 
 
 @lru_cache(maxsize=50_000)
@@ -28,8 +35,8 @@ def scope_tail(scope_tokens: Iterable[str]) -> str:
 
 def literal(counts: Mapping[str, int], tail: str) -> str:
     """The literal of a text's token counts (no scope token among them) and `tail`."""
-    body = " ".join([_quoted(t) + _POSITIONS[min(c, MAX_POSITIONS)]
-                     for t, c in counts.items()])
+    quoted, positions = _quoted, _POSITIONS
+    body = " ".join([quoted(t) + positions[c] for t, c in counts.items()])
     return f"{body} {tail}" if body and tail else body or tail
 
 
