@@ -203,7 +203,7 @@ class Registry(Paths, Messages, ContextRows):
             ])
             # (The copy counts the messages and sets the snapshot's updated_at.)
             self.copy_path(session_id, agent_id, snapshot.messages,
-                           updated_at=snapshot.updated_at)
+                           updated_at=snapshot.updated_at, encoded=snapshot.encoded)
             self._restore_views(session_id, snapshot)
         info = self.get_session(agent_id, session_id)
         assert info is not None
