@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from memory_core.context import specs_from_templates
 from memory_core.errors import Conflict
@@ -15,6 +15,9 @@ from memory_core.snapshot import SessionSnapshot
 from .. import models
 from .registry import Registry
 
+_IMPORTED = ("SELECT session_id FROM arbor_import_source WHERE agent_id = %s "
+             "AND source_format = %s AND conversation_id = %s")
+
 
 class Imported(Registry):
     """Sessions imported from other tools: restored like any session (Registry), with
@@ -22,9 +25,12 @@ class Imported(Registry):
 
     def imported_session(self, agent_id: str, source_format: str,
                          conversation_id: str) -> str | None:
-        return (models.ImportSource.objects.filter(
-            agent_id=agent_id, source_format=source_format, conversation_id=conversation_id)
-            .values_list("session_id", flat=True).first())
+        # Raw: asked once per conversation of a file, where the ORM's 1 ms to build the
+        # query is a tenth of the conversation's whole import.
+        with connection.cursor() as cur:
+            cur.execute(_IMPORTED, [agent_id, source_format, conversation_id])
+            row = cur.fetchone()
+        return None if row is None else str(row[0])
 
     def store_imported(self, agent_id: str, snapshot: SessionSnapshot, *, source_format: str,
                        conversation_id: str) -> SessionInfo:
