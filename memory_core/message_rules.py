@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import chain
 from typing import Any
 
 from .errors import InvalidInput
@@ -127,7 +128,7 @@ def _check_fields(i: int, part: dict[str, Any], rules: FieldRules) -> None:
         if field not in part:
             raise InvalidInput(f"parts[{i}] ({part['type']}) needs '{field}', {name}",
                                field="parts")
-    for field, (kind, name) in (required | optional).items():
+    for field, (kind, name) in chain(required.items(), optional.items()):  # (no merged copy)
         value = part.get(field)
         if field in part and not isinstance(value, kind) and not (field in optional and value is None):
             raise InvalidInput(f"parts[{i}].{field} must be {name} "

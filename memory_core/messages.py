@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import uuid
+import os
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -123,8 +124,29 @@ class NewMessage:
         return Message(self.id, parent_id, self.role, self.parts, self.metadata, self.created_at)
 
 
+# Ids made ahead, 256 at a time: one os.urandom call (a system call, ~10 µs on a busy
+# machine) for many ids, where a bulk write makes one per message. A forked child starts
+# with none, so no two processes hand out the same id.
+_IDS: deque[str] = deque()
+os.register_at_fork(after_in_child=_IDS.clear)
+
+
+def _more_ids(n: int = 256) -> list[str]:
+    raw = bytearray(os.urandom(16 * n))
+    raw[6::16] = bytes(b & 0x0F | 0x40 for b in raw[6::16])  # version 4
+    raw[8::16] = bytes(b & 0x3F | 0x80 for b in raw[8::16])  # RFC 4122 variant
+    text = raw.hex()
+    return [text[i:i + 32] for i in range(0, len(text), 32)]
+
+
 def new_id() -> str:
-    return uuid.uuid4().hex
+    """A random (version 4) UUID's 32 hex digits, as uuid.uuid4().hex spells them."""
+    try:
+        return _IDS.popleft()  # (atomic: threads never get the same one)
+    except IndexError:
+        ids = _more_ids()
+        _IDS.extend(ids[1:])
+        return ids[0]
 
 
 def now() -> datetime:

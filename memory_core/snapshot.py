@@ -45,6 +45,9 @@ class SessionSnapshot:
     estimated_cost: float = 0.0
     blocks: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
+    # (parts JSON, metadata JSON, text) of each message, when the caller has them from
+    # prepare() already: the storage writes these instead of making them a second time.
+    encoded: list[tuple[str, str, str]] | None = None
     compactions: list[Compaction] = field(default_factory=list)
     skills: list[SkillState] = field(default_factory=list)
     prompt: FrozenPrompt | None = None

@@ -202,10 +202,10 @@ def _spec(block: Mapping[str, Any]) -> dict[str, Any]:
 def _snapshot(manager: SessionManager, document: Mapping[str, Any]) -> SessionSnapshot:
     meta = document["session"]
     limit = manager.config.max_tool_output_chars
-    messages: list[Message] = [
-        prepare(m, keep_created_at=True, max_tool_output=limit).to_message(m["parent_id"])
-        for m in document["messages"]
-    ]
+    news = [prepare(m, keep_created_at=True, max_tool_output=limit)
+            for m in document["messages"]]
+    messages: list[Message] = [n.to_message(m["parent_id"])
+                               for n, m in zip(news, document["messages"], strict=True)]
     prompt = document.get("prompt")
     return SessionSnapshot(
         id=meta["id"], name=meta.get("name") or "", parent_session_id=meta.get("parent_session_id"),
@@ -214,7 +214,7 @@ def _snapshot(manager: SessionManager, document: Mapping[str, Any]) -> SessionSn
         estimated_cost=meta.get("estimated_cost", 0.0), created_at=meta["created_at"],
         updated_at=meta["updated_at"],
         blocks=[(b["label"], _spec(b), b["removed"]) for b in document["blocks"]],
-        messages=messages,
+        messages=messages, encoded=[(n.parts_json, n.metadata_json, n.text) for n in news],
         compactions=[Compaction(c["id"], strip_nul(c["summary"]), c["from_message_id"],
                                 c["to_message_id"], c["created_at"])
                      for c in document["compactions"]],

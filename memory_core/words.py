@@ -83,6 +83,13 @@ def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+@lru_cache(maxsize=50_000)
+def _stem_cut(word: str) -> str:
+    # _stem of the word's first MAX_TOKEN_CHARS, cached by the word itself so a document's
+    # words go through map() (half the time of a loop that cuts each word first).
+    return _stem(word[:MAX_TOKEN_CHARS])
+
+
 def _normalise(text: str) -> str:
     text = text.casefold()
     if not text.isascii():
@@ -109,13 +116,17 @@ def _bigrams(run: str) -> list[str]:
 
 
 _ASCII_WORD = re.compile(r"[^\W_]+")  # _TOKEN's words where no spaceless script can occur
+# In ASCII text those words are the runs of letters and digits: every other byte becomes a
+# space and split() cuts there (a third of findall's time on a 600-character message).
+_ASCII_GAPS = bytes(c if chr(c).isalnum() and c < 128 else 32 for c in range(256))
 
 
 def index_tokens(text: str) -> list[str]:
     """Tokens to index for a document, in order, duplicates kept (term frequency)."""
     normal = _normalise(text)
-    if normal.isascii():  # every append: one findall, no per-word matches (same tokens)
-        return [_stem(w[:MAX_TOKEN_CHARS]) for w in _ASCII_WORD.findall(normal)[:MAX_DOC_TOKENS]]
+    if normal.isascii():  # every append: no per-word matches (same tokens as _ASCII_WORD)
+        words = normal.encode("ascii").translate(_ASCII_GAPS).decode("ascii").split()
+        return list(map(_stem_cut, words[:MAX_DOC_TOKENS]))
     tokens: list[str] = []
     for word, spaceless in _iter_words(normal, normal=True):
         if spaceless:

@@ -70,6 +70,7 @@ def import_conversations(
 def _snapshot(manager: SessionManager, planned: Planned) -> SessionSnapshot:
     limit = manager.config.max_tool_output_chars
     messages: list[Message] = []
+    encoded: list[tuple[str, str, str]] = []
     for m in planned.messages:
         try:
             new = prepare(m, keep_created_at=True, max_tool_output=limit)
@@ -81,8 +82,9 @@ def _snapshot(manager: SessionManager, planned: Planned) -> SessionSnapshot:
                             conversation=planned.conversation.id,
                             field=exc.field or "message") from None
         messages.append(new.to_message(m["parent_id"]))
+        encoded.append((new.parts_json, new.metadata_json, new.text))
     conv = planned.conversation
     return SessionSnapshot(
         id=str(uuid.uuid4()), name=planned.name, created_at=planned.created_at,
         updated_at=planned.updated_at, model=conv.model, source=conv.format,
-        messages=messages)
+        messages=messages, encoded=encoded)

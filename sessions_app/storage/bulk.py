@@ -5,24 +5,29 @@ The tree is built here, in Python: seqs are taken for the whole batch first (SQL
 the table's AUTOINCREMENT counter, under the write lock the transaction holds; Postgres:
 from the sequence, in one call), so each row names its parent's seq, and the rows go in
 with one statement per table: SQLite's message rows and index rows each by one
-executemany (a loop in C), Postgres' rows with their search vectors by one COPY, whose
-statement-level trigger keeps the term statistics once for the batch. The
-session's counters (and `branched`) move once.
+executemany (a loop in C), Postgres' rows with their search vectors by one COPY, the
+batch's term statistics counted here from the tokens and added by the statement that
+takes the seqs (the COPY's trigger is told to skip them). The session's counters (and
+`branched`) move once.
 
 Per-vendor pieces are small functions below; the vendors (vendors/) keep the single-row writes.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from memory_core.messages import tool_calls_in
 from memory_core.search import index_tokens
 
 from . import sql
 from .rows import message_scope
+from .vendors import postgres_vector as vector
 
 # Session number, search-key number (SQLite) and agent of a session, with the first free
 # message seq (SQLite: past both the largest seq and the AUTOINCREMENT counter, so no seq
@@ -33,16 +38,25 @@ _SQLITE_START = """
                coalesce((SELECT max(seq) FROM arbor_message), 0)) + 1
     FROM arbor_session s JOIN arbor_search_key k ON k.agent_id = s.agent_id
     WHERE s.id = %s"""
+# Postgres also adds the batch's term counts (a JSON object: term -> rows holding it, and
+# the totals '§n', '§t' as the trigger keeps them) to this transaction's slot, in term order,
+# and sets the flag that makes the COPY's trigger count nothing (migration 0008).
 _POSTGRES_START = """
+    WITH counted AS (
+        INSERT INTO arbor_term_df AS t (term, slot, df)
+        SELECT c.key, (SELECT arbor_term_slot()), c.value::bigint
+        FROM json_each_text(%s::json) c ORDER BY c.key
+        ON CONFLICT (term, slot) DO UPDATE SET df = t.df + excluded.df)
     SELECT s.key, NULL, s.agent_id,
            (SELECT array_agg(nextval(pg_get_serial_sequence('arbor_message', 'seq')))
-            FROM generate_series(1, %s))
+            FROM generate_series(1, %s)),
+           set_config('arbor.terms_counted', 'next', true)
     FROM arbor_session s WHERE s.id = %s"""
 _SQLITE_INSERT = (f"INSERT INTO arbor_message (seq, {sql.INSERT_COLUMNS}) "
                   "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
 _SQLITE_INDEX = "INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)"
-# Postgres: COPY, a third faster than one INSERT from arrays (measured on 1,000 rows);
-# its statement-level trigger keeps the term statistics once for the batch, as an INSERT's.
+# Postgres: COPY, a third faster than one INSERT from arrays (measured on 1,000 rows); its
+# trigger counts nothing, the batch's term counts having been added just before.
 _POSTGRES_COPY = (f"COPY arbor_message (seq, {sql.INSERT_COLUMNS}, search_vector) FROM STDIN")
 # Counters, updated_at and the branched hint in one statement (the batch's own shape is
 # known here: whether it gave some parent, or the session, a second child).
@@ -106,8 +120,6 @@ def tokens_of(text: str, parts: Sequence[dict[str, Any]], parent_id: str | None,
 
 def ancestor_parts(cur: Any, seq: int) -> list[Any]:
     """The parts of the message `seq` and its ancestors, nearest first (one statement)."""
-    import orjson
-
     cur.execute(_ANCESTOR_PARTS, [seq])
     return [orjson.loads(p) for (p,) in cur.fetchall()]
 
@@ -125,6 +137,17 @@ def branches(rows: Sequence[BulkRow], outside_has_child: bool, has_root: bool) -
     return bool(outside and outside_has_child) or (None in seen and has_root)
 
 
+def _term_counts(rows: Sequence[BulkRow], counts: Sequence[Counter[str]]) -> str:
+    """What the insert trigger would add for these rows (migration 0005): each text token
+    once per row holding it, '§n' the rows, '§t' their tokens plus two scope tokens each."""
+    df: Counter[str] = Counter()
+    for c in counts:
+        df.update(c.keys())
+    df["§n"] = len(rows)
+    df["§t"] = sum(len(r.tokens) + 2 for r in rows)
+    return orjson.dumps(df).decode()
+
+
 def insert(cur: Any, vendor: str, session_id: str, rows: Sequence[BulkRow],
            outside: dict[str, int], *, stamp: Any, branched: bool) -> str:
     """Store `rows` (parents first) in the session with their index rows, and move its
@@ -134,10 +157,11 @@ def insert(cur: Any, vendor: str, session_id: str, rows: Sequence[BulkRow],
     if vendor == "sqlite":
         cur.execute(_SQLITE_START, [session_id])
         session_key, fts_key, agent_id, first = cur.fetchone()
-        seqs = range(first, first + len(rows))
+        seqs: Sequence[int] = range(first, first + len(rows))
     else:
-        cur.execute(_POSTGRES_START, [len(rows), session_id])
-        session_key, fts_key, agent_id, taken = cur.fetchone()
+        counts = [Counter(r.tokens) for r in rows]
+        cur.execute(_POSTGRES_START, [_term_counts(rows, counts), len(rows), session_id])
+        session_key, fts_key, agent_id, taken, _ = cur.fetchone()
         seqs = sorted(taken)  # the latest leaf is the last row: seqs in the rows' order
     seq_of = dict(outside)
     seq_of.update((r.message_id, s) for r, s in zip(rows, seqs, strict=True))
@@ -152,14 +176,13 @@ def insert(cur: Any, vendor: str, session_id: str, rows: Sequence[BulkRow],
         cur.executemany(_SQLITE_INDEX, [(high | s, " ".join(r.tokens), joined)
                                         for r, s in zip(rows, seqs, strict=True)])
     else:
-        from .vendors.postgres import _tsvector  # the one place a vector literal is spelled
-
+        tail = vector.scope_tail(scope)
         # (On the driver's cursor: Django's wrapper has no copy(), and logs no COPY.)
         with getattr(cur, "cursor", cur).copy(_POSTGRES_COPY) as copy:
-            for r, s, p in zip(rows, seqs, parent, strict=True):
+            for r, s, p, c in zip(rows, seqs, parent, counts, strict=True):
                 copy.write_row((s, session_key, r.message_id, p, r.role, r.parts, r.metadata,
                                 len(r.tokens), r.created_at, r.search_extra,
-                                _tsvector(r.tokens, scope)))
+                                vector.literal(c, tail)))
     cur.execute(_COUNT, [stamp, len(rows), sum(len(r.tokens) for r in rows), branched,
                          session_id])
     return str(agent_id)

@@ -306,12 +306,14 @@ class Messages(VersionRows):
     def copy_path(
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,
         index_from: str | None = None, updated_at: Any = None,
+        encoded: Sequence[tuple[str, str, str]] | None = None,
     ) -> None:
         """Store messages (parents before children) into a new session in one bulk write
         (bulk.insert: a fixed number of statements), keeping their ids, metadata and
         created_at. Index tokens are built from the text, with the extra tokens (a tool
         result's call) of session `index_from` (a fork: the same ids live there), else
-        found among the messages' ancestors. updated_at: the session's, else now."""
+        found among the messages' ancestors. updated_at: the session's, else now.
+        encoded: each message's (parts JSON, metadata JSON, text), when made already."""
         if not messages:
             return
         d = current()
@@ -324,25 +326,30 @@ class Messages(VersionRows):
                 tokens = [_with_extra(index_tokens(m.text), extras[m.id].split())
                           if m.id in extras else (index_tokens(m.text), None) for m in messages]
             else:
-                tokens = _chain_tokens(messages)
+                tokens = _chain_tokens(messages, [e[2] for e in encoded] if encoded else None)
+            if encoded is None:
+                encoded = [(orjson.dumps(m.parts).decode(), orjson.dumps(m.metadata).decode(),
+                            "") for m in messages]
             ids = {m.id for m in messages}
             rows = [bulk.BulkRow(
-                m.id, m.parent_id if m.parent_id in ids else None, m.role,
-                orjson.dumps(m.parts).decode(), orjson.dumps(m.metadata).decode(),
+                m.id, m.parent_id if m.parent_id in ids else None, m.role, parts, metadata,
                 d.message_time(m.created_at), words, extra)
-                for m, (words, extra) in zip(messages, tokens, strict=True)]
+                for m, (words, extra), (parts, metadata, _) in zip(messages, tokens, encoded,
+                                                                  strict=True)]
             bulk.insert(cur, d.vendor, session_id, rows, {},
                         stamp=d.db_datetime(d.to_datetime(updated_at or now())),
                         branched=bulk.branches(rows, False, False))
 
 
-def _chain_tokens(messages: Sequence[Message]) -> list[tuple[list[str], str | None]]:
+def _chain_tokens(messages: Sequence[Message], texts: Sequence[str] | None
+                  ) -> list[tuple[list[str], str | None]]:
     """Index tokens of messages given parents first, as an append would make them: tool
-    results carry their call's name and input, found among their nearest ancestors."""
+    results carry their call's name and input, found among their nearest ancestors.
+    texts: the messages' texts, when made already."""
     by_id = {m.id: m for m in messages}
     out = []
-    for m in messages:
-        tokens = index_tokens(m.text)
+    for i, m in enumerate(messages):
+        tokens = index_tokens(m.text if texts is None else texts[i])
         call_ids = [str(p["toolCallId"]) for p in m.parts
                     if p.get("type") == "tool-result" and p.get("toolCallId") is not None]
         found: dict[str, str] = {}

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from django.db import connection, transaction
 
 from memory_core.messages import Message
@@ -62,15 +63,16 @@ def store(session_id: str, type_: str, data: str, keep: int) -> int | None:
 
 
 # A bulk write's events in one statement (store_many): Postgres moves the counter by the
-# batch's size and takes the rows from arrays; SQLite reads the counter once (the
-# transaction holds the write lock) and inserts by one executemany, the numbering trigger
-# moving the counter row by row.
+# batch's size and takes the rows from one JSON array of [type, data] pairs (orjson writes
+# it in C; psycopg dumps a text[] element by element in Python, 20 ms for 1,000 events);
+# SQLite reads the counter once (the transaction holds the write lock) and inserts by one
+# executemany, the numbering trigger moving the counter row by row.
 _INSERT_MANY_POSTGRES = (
     "WITH s AS (UPDATE arbor_session SET event_seq = event_seq + %s WHERE id = %s "
     "RETURNING key, event_seq) "
     "INSERT INTO arbor_session_event (session_key, seq, type, data, created_at) "
-    "SELECT s.key, s.event_seq - %s + u.n, u.type, u.data, %s "
-    "FROM s, unnest(%s::text[], %s::text[]) WITH ORDINALITY AS u(type, data, n) "
+    "SELECT s.key, s.event_seq - %s + u.n, u.e ->> 0, u.e ->> 1, %s "
+    "FROM s, json_array_elements(%s::json) WITH ORDINALITY AS u(e, n) "
     "RETURNING seq")
 _SQLITE_COUNTER = "SELECT key, event_seq FROM arbor_session WHERE id = %s"
 _SQLITE_INSERT = ("INSERT INTO arbor_session_event (session_key, seq, type, data, created_at) "
@@ -83,12 +85,10 @@ def store_many(session_id: str, rows: Sequence[tuple[str, str]], keep: int) -> l
     the session is gone. Two statements at most, whatever their count."""
     d = current()
     stamp = d.db_datetime(datetime.now(UTC))
-    types = [t for t, _ in rows]
-    data = [x for _, x in rows]
     with hot.cursor() as cur:
         if d.vendor == "postgresql":
-            cur.execute(_INSERT_MANY_POSTGRES,
-                        [len(rows), session_id, len(rows), stamp, types, data])
+            cur.execute(_INSERT_MANY_POSTGRES, [len(rows), session_id, len(rows), stamp,
+                                                orjson.dumps(rows).decode()])
             seqs = sorted(int(r[0]) for r in cur.fetchall())
             if not seqs:
                 return None
@@ -100,7 +100,7 @@ def store_many(session_id: str, rows: Sequence[tuple[str, str]], keep: int) -> l
             key, last = row
             seqs = list(range(int(last) + 1, int(last) + 1 + len(rows)))
             cur.executemany(_SQLITE_INSERT, [(key, s, t, x, stamp)
-                                             for s, t, x in zip(seqs, types, data, strict=True)])
+                                             for s, (t, x) in zip(seqs, rows, strict=True)])
         marks = [s for s in seqs if s % PRUNE_EVERY == 0 and s > keep]
         if marks:
             cur.execute(sql.PRUNE_EVENTS, [session_id, marks[-1] - keep])

@@ -196,21 +196,39 @@ class Registry(Paths, Messages, ContextRows):
                 estimated_cost=snapshot.estimated_cost, created_at=snapshot.created_at,
                 updated_at=snapshot.updated_at,
             )
-            models.SessionBlock.objects.bulk_create([
-                models.SessionBlock(session_id=session_id, label=label, position=i, spec=spec,
-                                    removed=removed)
-                for i, (label, spec, removed) in enumerate(snapshot.blocks)
-            ])
+            if snapshot.blocks:  # (an empty bulk_create still builds its query: ~0.3 ms)
+                models.SessionBlock.objects.bulk_create([
+                    models.SessionBlock(session_id=session_id, label=label, position=i,
+                                        spec=spec, removed=removed)
+                    for i, (label, spec, removed) in enumerate(snapshot.blocks)
+                ])
             # (The copy counts the messages and sets the snapshot's updated_at.)
             self.copy_path(session_id, agent_id, snapshot.messages,
-                           updated_at=snapshot.updated_at)
+                           updated_at=snapshot.updated_at, encoded=snapshot.encoded)
             self._restore_views(session_id, snapshot)
         info = self.get_session(agent_id, session_id)
         assert info is not None
         return info
 
     def _restore_views(self, session_id: str, snapshot: SessionSnapshot) -> None:
-        """Overlays (ids kept unless taken), skill states and the frozen prompt."""
+        """Overlays (ids kept unless taken), skill states and the frozen prompt. (An
+        import of another tool's conversation has none: nothing is built for it.)"""
+        if snapshot.compactions:
+            self._restore_overlays(session_id, snapshot)
+        if snapshot.skills:
+            models.SkillState.objects.bulk_create([
+                models.SkillState(session_id=session_id, label=s.label, key=s.key,
+                                  loaded=s.loaded, loaded_at=s.loaded_at,
+                                  unloaded_at=s.unloaded_at)
+                for s in snapshot.skills
+            ])
+        if snapshot.prompt is not None:
+            # The exact text the model saw, so a provider's prompt cache stays warm.
+            models.SessionPrompt.objects.create(
+                session_id=session_id, text=snapshot.prompt.text,
+                sections=snapshot.prompt.sections, frozen_at=snapshot.prompt.frozen_at)
+
+    def _restore_overlays(self, session_id: str, snapshot: SessionSnapshot) -> None:
         taken = set(models.Compaction.objects.filter(
             overlay_id__in=[c.id for c in snapshot.compactions]).values_list("overlay_id", flat=True))
         models.Compaction.objects.bulk_create([
@@ -220,16 +238,6 @@ class Registry(Paths, Messages, ContextRows):
                 **({} if c.id in taken else {"overlay_id": c.id}))
             for c in snapshot.compactions
         ])
-        models.SkillState.objects.bulk_create([
-            models.SkillState(session_id=session_id, label=s.label, key=s.key, loaded=s.loaded,
-                              loaded_at=s.loaded_at, unloaded_at=s.unloaded_at)
-            for s in snapshot.skills
-        ])
-        if snapshot.prompt is not None:
-            # The exact text the model saw, so a provider's prompt cache stays warm.
-            models.SessionPrompt.objects.create(
-                session_id=session_id, text=snapshot.prompt.text,
-                sections=snapshot.prompt.sections, frozen_at=snapshot.prompt.frozen_at)
 
     def compaction_state(self, session_id: str) -> tuple[str, Any, Any]:
         row = models.Session.objects.filter(id=session_id).values_list(

@@ -233,3 +233,24 @@ def test_term_statistics_stay_exact_through_bulk_loads(manager, session):
     import_session(manager, orjson.loads(orjson.dumps(export_session(manager, source.id))))
     manager.fork(source.id, source.get_latest_leaf().id)
     assert_exact()
+
+
+@pytest.mark.postgres_only
+def test_a_bulk_write_skips_only_its_own_copy_in_the_term_trigger(manager, session):
+    """The flag that tells the insert trigger the batch was counted already is spent by
+    the batch's own COPY: a write after it in the same transaction is counted, and the
+    flag is clear again."""
+    from django.db import transaction
+
+    from tests.db_both.test_search_stats import assert_exact
+
+    with transaction.atomic():
+        session.append_messages(chat(30))
+        with connection.cursor() as cur:
+            cur.execute("SELECT current_setting('arbor.terms_counted', true)")
+            assert cur.fetchone()[0] in ("", None)
+        session.append_message(user_msg("zanzibar quokka after the batch"))
+        session.append_messages(chat(10, "y"))
+        session.append_message(user_msg("quokka again"))
+    assert_exact()
+    assert manager.search("zanzibar quokka")

@@ -5,7 +5,6 @@ postgres_search.py."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -14,8 +13,9 @@ from memory_core.messages import now
 
 from .. import sql
 from ..rows import MessageRow, message_scope, namespace_token, session_token
-from . import K1, K1_PLUS_1, MAX_POSITIONS, B, Shared, agent_of
+from . import K1, K1_PLUS_1, B, Shared, agent_of
 from .postgres_search import postgres_messages, tsquery_match, tsquery_terms
+from .postgres_vector import tsvector as _tsvector
 
 
 def _self_contained(rows: Sequence[MessageRow]) -> bool:
@@ -38,22 +38,6 @@ def _insert_at_once(cur: Any, rows: Sequence[MessageRow], scope: Sequence[str]) 
          r.search_len, r.created_at, r.search_extra, _tsvector(r.tokens, scope))
         for r in rows], strict=True))
     cur.execute(sql.INSERT_UNNESTED, [rows[0].session_id, *map(list, columns)])
-
-
-def _tsvector(tokens: Sequence[str], scope_tokens: Sequence[str]) -> str:
-    """A tsvector literal built from our tokens, so Postgres' parser never re-splits them.
-
-    Only counts matter (BM25 needs term frequency); positions are 1..n per lexeme.
-    """
-    counts = Counter(tokens)
-    for token in scope_tokens:
-        counts[token] = 1
-    items = []
-    for lexeme, count in counts.items():
-        quoted = lexeme.replace("\\", "\\\\").replace("'", "''")
-        positions = ",".join(str(i) for i in range(1, min(count, MAX_POSITIONS) + 1))
-        items.append(f"'{quoted}':{positions}")
-    return " ".join(items)
 
 
 # Corpus size and mean document length of the entries, as FTS5 counts them.
