@@ -1,4 +1,5 @@
-"""An agent's vectors as one float32 matrix in memory, ranked by an exact scan.
+"""An agent's vectors as one float32 matrix in memory, ranked by a scan (exact below
+PREFILTER_FROM vectors, see below).
 
 Neither database here can load a vector extension (this Python's sqlite3 has no
 enable_load_extension, so sqlite-vec cannot load; pgvector is not installed), and an
