@@ -341,9 +341,29 @@ class SessionStorage(ContextStorage, Protocol):
         first, score the cosine; and how many of the agent's messages wait for a vector.
         Raises what query_vector raises, WrongDimension."""
 
-    def has_vectors(self, *, agent_id: str, model: str) -> bool:
-        """Whether this process already holds the agent's vectors by `model` (no query): a
-        search then embeds its question beside the word search instead of after it."""
+    def dense_scan(
+        self, *, agent_id: str, model: str, session_id: str | None = None,
+        exclude_session_id: str | None = None,
+    ) -> DenseScan:
+        """nearest() in two halves, so the scan can run on another thread while the words
+        are ranked: the agent's vectors by `model` as stored now (scoped as search()), read
+        on this thread; then DenseScan.scan (no database), then dense_hits (this thread)."""
+
+    def dense_hits(self, best: Sequence[tuple[int, float]]) -> list[SearchHit]:
+        """The messages of DenseScan.scan's (key, cosine) pairs as hits, in that order
+        (those deleted since left out), score the cosine."""
+
+
+class DenseScan(Protocol):
+    """An agent's vectors as read for one search: `size` vectors in scope (0: nothing to
+    compare a question with), `pending` of the agent's messages still waiting for one."""
+
+    size: int
+    pending: int
+
+    def scan(self, query: Vector, *, limit: int) -> list[tuple[int, float]]:
+        """(message key, cosine) of the `limit` nearest, best first. Touches no database,
+        so any thread may call it. Raises WrongDimension."""
 
 
 def load_storage(dotted: str = DEFAULT_STORAGE) -> SessionStorage:
