@@ -55,7 +55,7 @@ def _vectors(agent_id: str, model: str, dim: int) -> None:
                 for (seq, parts), v in zip(chunk, made, strict=True)])
 
 
-def run(messages: int, progress=print) -> list[str]:  # type: ignore[no-untyped-def]
+def run(messages: int, progress=print, repeat: int = 1) -> list[str]:  # type: ignore[no-untyped-def]
     from django.contrib.auth import get_user_model
 
     from memory_core import SessionManager, hybrid
@@ -74,13 +74,18 @@ def run(messages: int, progress=print) -> list[str]:  # type: ignore[no-untyped-
     dim = embedder.dim or len(embedder.embed_query("size"))
     progress("semantic: storing their vectors")
     _vectors(manager.agent_id, embedder.model, dim)
-    questions = Corpus(seed=11).questions(30)
+    # The messages' own vocabulary (the corpus' default seed makes its words), other picks
+    # than the fill's: a Corpus(seed=11) has other made-up words, none of which the
+    # messages hold, so each word search matched common words only and scored all their rows.
+    asking = Corpus()
+    asking.rng.seed(11)
+    questions = asking.questions(30)
     manager.search(questions[0], 20)  # the first search reads the agent's vectors
     hybrid_ms, words_ms, embed_ms, scan_ms, again_ms, cpu_ms = [], [], [], [], [], []
     lexical = SessionManager(manager.agent_id, manager.storage)
     lexical.config.embedder = None
     forget = getattr(hybrid, "forget_queries", lambda: None)
-    for q in questions:
+    for q in questions * max(1, repeat):  # rounds: a shared machine's noise evens out
         forget()  # a question not asked before: its embedding is paid
         t, cpu = time.perf_counter(), time.process_time()
         hits = manager.search(q, 20, full=False)
@@ -106,12 +111,17 @@ def run(messages: int, progress=print) -> list[str]:  # type: ignore[no-untyped-
     rate = len(texts) / (time.perf_counter() - t)
     from django.db import connection
 
+    from sessions_app.storage import vector_index
+
     target = TARGET_MS.get(connection.vendor, 40.0)
+    scan = ("exact scan" if messages < vector_index.PREFILTER_FROM else
+            f"signs, then the nearest {vector_index.RESCORE_SHARE:.0%} scored exactly")
     p50 = statistics.median(hybrid_ms)
     verdict = "met" if p50 <= target else "MISSED"
     return [
         f"Search by meaning on {connection.vendor}, one agent of {messages:,} messages "
-        f"({embedder.model}, {dim} dimensions, int8 stored, exact scan):",
+        f"({embedder.model}, {dim} dimensions, int8 stored, {scan}; {len(hybrid_ms)} "
+        f"searches, load {os.getloadavg()[0]:.1f}):",
         f"  agent-wide hybrid search p50 {statistics.median(hybrid_ms):.1f} ms "
         f"(p90 {sorted(hybrid_ms)[int(len(hybrid_ms) * 0.9)]:.1f}), query embedding "
         f"included (CPU time, all threads: p50 {statistics.median(cpu_ms):.1f} ms, what it "
@@ -127,10 +137,12 @@ def run(messages: int, progress=print) -> list[str]:  # type: ignore[no-untyped-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.semantic", description=__doc__)
     parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="ask the 30 questions this many rounds (a p50 over more searches)")
     args = parser.parse_args(argv)
     database.BENCH_DB = f"arbor_semantic_{os.getpid()}"
     with database.throwaway():
-        lines = run(args.messages, lambda m: print(m, file=sys.stderr))
+        lines = run(args.messages, lambda m: print(m, file=sys.stderr), args.repeat)
     print("\n".join(lines))
     return 0
 

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from .embedding import Embedder, EmbedderUnavailable, Vector, WrongDimension
 from .rerank import MAX_CANDIDATES, candidate_window, rerank
 from .search import SearchHit
+from .storage import DenseScan
 
 # Measured on the recall set (benchmarks/recall): k 10 to 100 tie; weighting meaning 0.7,
 # 1.2 or 1.5 times loses facts; a margin of 0.1 beats 0.05 and 0.2; meaning's rank counting
@@ -82,7 +83,7 @@ class SearchResults(list[SearchHit]):
         self.pending = pending
 
 
-Nearest = Callable[[Callable[[], Vector], int], tuple[list[SearchHit], int]]
+Best = list[tuple[int, float]]  # (message key, cosine), best first: DenseScan.scan's
 
 
 def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit], *,
@@ -115,41 +116,41 @@ def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit], *,
     return out
 
 
+def _embed_and_scan(embedder: Embedder, query: str, found: DenseScan, window: int) -> Best:
+    return found.scan(embed_query(embedder, query), limit=window)
+
+
 def hybrid(
     *, query: str, concepts: Sequence[tuple[str, ...]], limit: int,
-    words: Callable[[int], list[SearchHit]], nearest: Nearest | None,
-    embedder: Embedder | None, only: Collection[str] | None = None, eager: bool = True,
+    words: Callable[[int], list[SearchHit]], scan: Callable[[], DenseScan] | None,
+    hits_of: Callable[[Best], list[SearchHit]], embedder: Embedder | None,
+    only: Collection[str] | None = None,
 ) -> SearchResults:
-    """Re-ranked hits for `query`: `words(window)` fetches word-ranked candidates,
-    `nearest(query_vector, window)` the nearest by meaning (with the pending count);
-    `only`: keep the candidates with these ids (a branch's path) from wider fetches;
-    `eager`: embed the question at once, beside the word search (the agent has vectors),
-    rather than when `nearest` finds vectors to compare it with."""
+    """Re-ranked hits for `query`: `words(window)` fetches word-ranked candidates;
+    `scan()` reads the vectors to compare the question with (with the pending count) and
+    `hits_of` turns what their scan found into hits; `only`: keep the candidates with
+    these ids (a branch's path) from wider fetches. The question is embedded and the
+    vectors scanned on another thread while the words are ranked on this one (which alone
+    speaks to the database): the model, numpy and the database all leave Python's lock,
+    so on two cores the costs overlap."""
     terms = [t for c in concepts for t in c]
     state: dict[str, Any] = {"semantic": "off", "pending": 0}
-    use_meaning = embedder is not None and nearest is not None and bool(query.strip())
-    # Embedded once, whatever the number of fetches, and begun now, beside the word search.
-    pending: list[Future[Vector]] = []
-    if use_meaning and eager:
-        assert embedder is not None
-        pending.append(_pool.submit(embed_query, embedder, query))
-
-    def query_vector() -> Vector:
-        if not pending:
-            assert embedder is not None
-            return embed_query(embedder, query)
-        return pending[0].result()
+    use_meaning = embedder is not None and scan is not None and bool(query.strip())
 
     def fetch(window: int) -> list[SearchHit]:
         wide = MAX_CANDIDATES if only is not None else window
+        ahead: Future[Best] | None = None
+        if use_meaning and state["semantic"] != "unavailable":
+            assert scan is not None and embedder is not None
+            found = scan()
+            state["pending"], state["semantic"] = found.pending, "on"
+            if found.size:
+                ahead = _pool.submit(_embed_and_scan, embedder, query, found, wide)
         lexical = _kept(words(wide), only) if terms else []
         dense: list[SearchHit] = []
-        if use_meaning and state["semantic"] != "unavailable":
-            assert nearest is not None
+        if ahead is not None:
             try:
-                found, state["pending"] = nearest(query_vector, wide)
-                dense = _kept(found, only)
-                state["semantic"] = "on"
+                dense = _kept(hits_of(ahead.result()), only)
             except (EmbedderUnavailable, WrongDimension):
                 state["semantic"] = "unavailable"
         if not dense:
@@ -192,18 +193,19 @@ def search_messages(
             exclude_session_id=exclude_session_id)
         return hits
 
-    def nearest(query_vector: Callable[[], Vector], window: int) -> tuple[list[SearchHit], int]:
+    def scan() -> DenseScan:
         assert embedder is not None
-        found: tuple[list[SearchHit], int] = storage.nearest(
-            agent_id=agent_id, model=embedder.model, query_vector=query_vector, limit=window,
-            session_id=session_id, exclude_session_id=exclude_session_id)
+        found: DenseScan = storage.dense_scan(
+            agent_id=agent_id, model=embedder.model, session_id=session_id,
+            exclude_session_id=exclude_session_id)
         return found
 
-    # Known to hold vectors: the question is embedded at once, beside the word search.
-    eager = embedder is not None and storage.has_vectors(agent_id=agent_id,
-                                                         model=embedder.model)
+    def hits_of(best: Best) -> list[SearchHit]:
+        found: list[SearchHit] = storage.dense_hits(best)
+        return found
+
     results = hybrid(query=query, concepts=concepts, limit=limit, words=words,
-                     nearest=nearest if embedder is not None else None, embedder=embedder,
-                     only=only, eager=eager)
+                     scan=scan if embedder is not None else None, hits_of=hits_of,
+                     embedder=embedder, only=only)
     return SearchResults(shape_hits(results, terms, full=full), results.semantic,
                          results.pending)

@@ -8,7 +8,7 @@ Django names its session engine, so memory_core never imports the web app.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
@@ -332,18 +332,30 @@ class SessionStorage(ContextStorage, Protocol):
         agent's sessions but exclude_session_id; all-terms matches first, then BM25, then
         newest first."""
 
-    def nearest(
-        self, *, agent_id: str, model: str, query_vector: Callable[[], Vector], limit: int,
-        session_id: str | None = None, exclude_session_id: str | None = None,
-    ) -> tuple[list[SearchHit], int]:
-        """Search by meaning: the `limit` messages (scoped as search()) whose vectors by
-        `model` are nearest query_vector() (called only when there are vectors), best
-        first, score the cosine; and how many of the agent's messages wait for a vector.
-        Raises what query_vector raises, WrongDimension."""
+    def dense_scan(
+        self, *, agent_id: str, model: str, session_id: str | None = None,
+        exclude_session_id: str | None = None,
+    ) -> DenseScan:
+        """Search by meaning, first half: the agent's vectors by `model` as stored now
+        (scoped as search()), read on this thread; DenseScan.scan then ranks them against
+        the question on any thread (no database) while the words are ranked here, and
+        dense_hits reads the messages it found (this thread)."""
 
-    def has_vectors(self, *, agent_id: str, model: str) -> bool:
-        """Whether this process already holds the agent's vectors by `model` (no query): a
-        search then embeds its question beside the word search instead of after it."""
+    def dense_hits(self, best: Sequence[tuple[int, float]]) -> list[SearchHit]:
+        """The messages of DenseScan.scan's (key, cosine) pairs as hits, in that order
+        (those deleted since left out), score the cosine."""
+
+
+class DenseScan(Protocol):
+    """An agent's vectors as read for one search: `size` vectors in scope (0: nothing to
+    compare a question with), `pending` of the agent's messages still waiting for one."""
+
+    size: int
+    pending: int
+
+    def scan(self, query: Vector, *, limit: int) -> list[tuple[int, float]]:
+        """(message key, cosine) of the `limit` nearest, best first. Touches no database,
+        so any thread may call it. Raises WrongDimension."""
 
 
 def load_storage(dotted: str = DEFAULT_STORAGE) -> SessionStorage:

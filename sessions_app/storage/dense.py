@@ -3,7 +3,8 @@ question's, as SearchHits (score: cosine), from the agent's matrix (vector_index
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -11,6 +12,7 @@ import orjson
 from memory_core.embedding import Vector
 from memory_core.messages import project_text
 from memory_core.search import SearchHit
+from memory_core.storage import DenseScan
 
 from . import hot, vector_index, vectors
 from .vendors.chosen import current
@@ -21,12 +23,24 @@ MESSAGES = """SELECT m.seq, m.message_id, s.id, m.role, m.parts, m.created_at
 KEY_OF = "SELECT key FROM arbor_session WHERE id = %s"
 
 
-class Dense:
-    def has_vectors(self, *, agent_id: str, model: str) -> bool:
-        """Whether this process holds vectors of the agent (no query): a search then
-        embeds its question beside the word search."""
-        return vector_index.held(agent_id, model)
+@dataclass(frozen=True)
+class Scan:
+    """memory_core.storage.DenseScan over an agent's matrix (vector_index.AgentVectors)."""
 
+    held: vector_index.AgentVectors
+    pending: int
+    size: int
+    session_key: int | None = None
+    exclude_key: int | None = None
+
+    def scan(self, query: Vector, *, limit: int) -> list[tuple[int, float]]:
+        if not self.size:
+            return []
+        return vector_index.nearest(self.held, query, limit=limit,
+                                    session_key=self.session_key, exclude_key=self.exclude_key)
+
+
+class Dense:
     def nearest(
         self, *, agent_id: str, model: str, query_vector: Callable[[], Vector], limit: int,
         session_id: str | None = None, exclude_session_id: str | None = None,
@@ -35,21 +49,36 @@ class Dense:
         of the agent (one session, or all but one) nearest the question, best first.
         `query_vector` is called only when the agent has vectors. Raises what it raises,
         and WrongDimension."""
-        d = current()
+        found = self.dense_scan(agent_id=agent_id, model=model, session_id=session_id,
+                                exclude_session_id=exclude_session_id)
+        if not found.size:
+            return [], found.pending
+        return self.dense_hits(found.scan(query_vector(), limit=limit)), found.pending
+
+    def dense_scan(
+        self, *, agent_id: str, model: str, session_id: str | None = None,
+        exclude_session_id: str | None = None,
+    ) -> DenseScan:
+        """The agent's vectors by `model` as stored now, scoped; the scan needs no query."""
         with hot.cursor() as cur:
             held = vector_index.agent_vectors(cur, agent_id=agent_id, model=model)
             pending = vectors.pending_count(cur, model=model, agent_id=agent_id,
                                             embedded=held.rows)
             if not held.size:
-                return [], pending
+                return Scan(held, pending, 0)
             session_key = self._key(cur, session_id)
-            exclude_key = self._key(cur, exclude_session_id)
             if session_id is not None and session_key is None:
-                return [], pending
-            best = vector_index.nearest(held, query_vector(), limit=limit,
-                                        session_key=session_key, exclude_key=exclude_key)
-            if not best:
-                return [], pending
+                return Scan(held, pending, 0)
+            return Scan(held, pending, held.size, session_key,
+                        self._key(cur, exclude_session_id))
+
+    def dense_hits(self, best: Sequence[tuple[int, float]]) -> list[SearchHit]:
+        """The messages of (seq, cosine) pairs as hits, in that order (deleted ones left
+        out), score the cosine, matched "meaning"."""
+        if not best:
+            return []
+        d = current()
+        with hot.cursor() as cur:
             cur.execute(MESSAGES.format(marks=", ".join(["%s"] * len(best))),
                         [seq for seq, _ in best])
             rows = {r[0]: r for r in cur.fetchall()}
@@ -62,7 +91,7 @@ class Dense:
                 id=r[1], session_id=r[2], role=r[3], content=project_text(orjson.loads(r[4])),
                 created_at=d.to_datetime(r[5]), rank=len(hits) + 1, score=round(score, 6),
                 matched="meaning"))
-        return hits, pending
+        return hits
 
     @staticmethod
     def _key(cur: Any, session_id: str | None) -> int | None:
