@@ -88,9 +88,7 @@ def _checkpointer(path: str) -> None:
             # waits for one step at most), then empty the WAL file.
             if sqlite_index.merge_step(conn):
                 interval = MERGE_GAP
-            else:
-                with contextlib.suppress(sqlite3.OperationalError):  # busy: a writer is back
-                    conn.execute("PRAGMA incremental_vacuum")  # the merge's freed pages
+            elif _give_back_free_pages(conn):  # the merges' freed pages (if busy: next look)
                 settled = _checkpoint(conn, "TRUNCATE")  # if busy, the next look retries
             with contextlib.suppress(FileNotFoundError):
                 last = _state(wal)  # this thread's own writes are not a writer's
@@ -104,6 +102,26 @@ def _checkpointer(path: str) -> None:
 def _state(wal: str) -> tuple[int, int]:
     st = os.stat(wal)
     return st.st_mtime_ns, st.st_size
+
+
+def _give_back_free_pages(conn: sqlite3.Connection) -> bool:
+    """Every page on the file's free list back to the file system, in one transaction
+    that does not wait for the lock; False when a writer holds it. (sqlite3 steps a
+    pragma once, and each step of incremental_vacuum gives back one page.)"""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error:
+        return False
+    try:
+        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        if free:
+            conn.executemany("PRAGMA incremental_vacuum", [()] * free)
+        conn.execute("COMMIT")
+    except sqlite3.Error:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        return False
+    return True
 
 
 def _checkpoint(conn: sqlite3.Connection, mode: str) -> bool:
