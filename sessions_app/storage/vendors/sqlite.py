@@ -11,8 +11,18 @@ from typing import Any
 from ...models.fields import from_micros, to_micros
 from .. import sql
 from ..rows import MessageRow, message_scope, namespace_token
-from . import Shared
+from . import Shared, sqlite_counts
+from .sqlite_index import stored_tokens
 from .sqlite_search import fts5_match, quoted, sqlite_messages
+
+# Repeat counts (sqlite_counts.written) of a row named by its agent and seq, or by its
+# session and id.
+_REPEAT_BY_SEQ = ("INSERT INTO arbor_search_repeat(term, tf, id) "
+                  f"VALUES (%s, %s, ({sql.AGENT_FTS_KEY} << {sql.FTS_SHIFT}) | %s)")
+_REPEAT_BY_ID = ("INSERT INTO arbor_search_repeat(term, tf, id) "
+                 f"SELECT %s, %s, ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | seq "
+                 f"FROM arbor_message WHERE {sql.ID_ANCHOR}")
+_REPEAT_BY_ROWID = "INSERT INTO arbor_search_repeat(term, tf, id) VALUES (%s, %s, %s)"
 
 
 def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str) -> None:
@@ -86,6 +96,7 @@ class Sqlite(Shared):
         seq = int(cur.fetchone()[0])
         scope = message_scope(row.session_id, agent_id)
         cur.execute(sql.INSERT_FTS, [agent_id, seq, " ".join(row.tokens), " ".join(scope)])
+        sqlite_counts.written(cur, _REPEAT_BY_SEQ, [((agent_id, seq), row.tokens)])
         return seq
 
     def insert_messages(
@@ -99,6 +110,8 @@ class Sqlite(Shared):
                 f"FROM arbor_message WHERE {sql.ID_ANCHOR}",
                 [(r.session_id, " ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
                  for r in rows])
+            sqlite_counts.written(cur, _REPEAT_BY_ID, [
+                ((r.session_id, r.session_id, r.message_id), r.tokens) for r in rows])
 
     def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
         return None  # the UPDATE's trigger did it (migration 0002), from parts and search_extra
@@ -107,14 +120,15 @@ class Sqlite(Shared):
         self, cur: Any, *, source_session: str, target_session: str, scope: Sequence[str]
     ) -> None:
         # The index keeps no bodies (contentless): each copy's is rebuilt from its row,
-        # which carries the source's search_extra.
-        cur.execute(
-            f"""INSERT INTO arbor_message_fts(rowid, body, scope)
-               SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | t.seq,
-                      arbor_search_body(t.parts, t.search_extra), %s
-               FROM arbor_message t WHERE t.session_key = {sql.SESSION_KEY}""",
-            [target_session, " ".join(scope), target_session],
-        )
+        # which carries the source's search_extra, and counted as any written row.
+        cur.execute(f"SELECT {sql.SESSION_FTS_KEY}", [target_session])
+        key = int(cur.fetchone()[0]) << sql.FTS_SHIFT
+        cur.execute("SELECT seq, parts, search_extra FROM arbor_message "
+                    f"WHERE session_key = {sql.SESSION_KEY}", [target_session])
+        rows = [(key | seq, stored_tokens(parts, extra)) for seq, parts, extra in cur.fetchall()]
+        cur.executemany("INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)",
+                        [(rowid, " ".join(tokens), " ".join(scope)) for rowid, tokens in rows])
+        sqlite_counts.written(cur, _REPEAT_BY_ROWID, [((rowid,), tokens) for rowid, tokens in rows])
 
     def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
         cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])

@@ -1,0 +1,150 @@
+"""What SQLite's BM25 needs besides the FTS5 index, kept so a search never counts over
+other agents' rows (issue 27; migration 0008).
+
+FTS5's own `bm25()` counts each query term's documents by walking that term's postings
+over the whole index, every agent's: a search cost grew with everyone's data. The
+ranking (sqlite_search.py) computes the same formula itself from:
+
+- `arbor_search_df`: documents per term, with the rows (`§n`) and their tokens (`§t`,
+  scope tokens counted, as FTS5 counts them), as of the last fold;
+- `arbor_search_pending`: one row per index row written (+1) or removed (-1) since, with
+  its distinct terms. An append adds one row here instead of updating a counter per
+  distinct word (that cost 0.3 ms an append); the WAL thread folds them into the counters
+  when writes pause (fold_step), and a search adds the few left to the counters;
+- `arbor_search_repeat`: a term's count in a row where it occurs more than once (a row
+  holding a term once needs no entry), for every term but the stop words' stems: a query
+  holding one of those is ranked by FTS5's bm25() as before (sqlite_search.py).
+
+Inserts write these beside the index rows (sqlite.py); the message triggers keep them
+on deletes and edits through the SQL functions registered with sqlite_index's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from memory_core.words import STOP_WORDS, index_tokens
+
+# Index tokens whose repeats are not kept: the stop words as the index stems them.
+UNCOUNTED = frozenset(STOP_WORDS) | frozenset(index_tokens(" ".join(STOP_WORDS)))
+N_TERM, TOKENS_TERM = "§n", "§t"
+# Pending rows folded per step: a few milliseconds holding the write lock.
+FOLD_ROWS = 256
+# Pending rows past which the WAL thread folds even while writes go on, so a search
+# never adds up more than about this many.
+FOLD_AT = 2_000
+
+
+def row_terms(tokens: Sequence[str]) -> tuple[str, list[tuple[str, int]]]:
+    """(the distinct terms as a JSON array, the counted terms held more than once)."""
+    counts = Counter(tokens)
+    repeats = [(t, n) for t, n in counts.items() if n > 1 and t not in UNCOUNTED]
+    return orjson.dumps(list(counts)).decode(), repeats
+
+
+PENDING = "INSERT INTO arbor_search_pending(sign, size, terms) VALUES (%s, %s, %s)"
+
+
+def written(cur: Any, repeat_sql: str, rows: Sequence[tuple[Sequence[Any], Sequence[str]]]) -> None:
+    """Count index rows just written, each given as (the parameters of `repeat_sql` after
+    a term and its count, the row's tokens). `repeat_sql` inserts into
+    arbor_search_repeat(term, tf, id), naming the row's index rowid from those parameters."""
+    pending: list[tuple[int, int, str]] = []
+    repeats: list[tuple[Any, ...]] = []
+    for row_params, tokens in rows:
+        terms, repeated = row_terms(tokens)
+        pending.append((1, len(tokens) + 2, terms))
+        repeats += [(term, n, *row_params) for term, n in repeated]
+    if len(pending) == 1:
+        cur.execute(PENDING, pending[0])
+    elif pending:
+        cur.executemany(PENDING, pending)
+    if repeats:
+        cur.executemany(repeat_sql, repeats)
+
+
+@lru_cache(maxsize=64)
+def _row(parts: str, extra: str | None) -> tuple[str, str]:
+    from .sqlite_index import stored_tokens  # (which registers these functions)
+
+    terms, repeats = row_terms(stored_tokens(parts, extra))
+    return terms, orjson.dumps(dict(repeats)).decode()
+
+
+def sql_terms(parts: str, extra: str | None) -> str:
+    return _row(parts, extra)[0]
+
+
+def sql_repeats(parts: str, extra: str | None) -> str:
+    return _row(parts, extra)[1]
+
+
+# The figures a search needs for `terms` (a JSON array with N_TERM and TOKENS_TERM):
+# counters plus what is pending. A pending row holds a term when its JSON array holds
+# the quoted term (terms are word characters: nothing in them needs escaping).
+STATS = f"""
+    SELECT t.value, coalesce((SELECT df FROM arbor_search_df WHERE term = t.value), 0)
+      + coalesce((SELECT sum(CASE t.value WHEN '{N_TERM}' THEN sign
+                                          WHEN '{TOKENS_TERM}' THEN sign * size
+                                          ELSE sign * (instr(terms, '"' || t.value || '"') > 0) END)
+                  FROM arbor_search_pending), 0)
+    FROM json_each(%s) t"""
+
+
+def stats(cur: Any, terms: Sequence[str]) -> dict[str, int]:
+    cur.execute(STATS, [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode()])
+    return {str(t): int(n) for t, n in cur.fetchall()}
+
+
+_FOLD = """
+    INSERT INTO arbor_search_df(term, df)
+    SELECT j.value, sum(p.sign) FROM arbor_search_pending p, json_each(p.terms) j
+    WHERE p.id <= ?1 GROUP BY j.value
+    UNION ALL SELECT '§n', sum(sign) FROM arbor_search_pending WHERE id <= ?1
+    UNION ALL SELECT '§t', sum(sign * size) FROM arbor_search_pending WHERE id <= ?1
+    ON CONFLICT(term) DO UPDATE SET df = df + excluded.df"""
+
+
+def fold(cur: Any, upto: int) -> None:
+    """Move the pending rows up to id `upto` into the counters (qmark-style cursor)."""
+    cur.execute(_FOLD, [upto])
+    cur.execute("DELETE FROM arbor_search_df WHERE df = 0 AND term IN "
+                "(SELECT j.value FROM arbor_search_pending p, json_each(p.terms) j "
+                "WHERE p.id <= ?)", [upto])
+    cur.execute("DELETE FROM arbor_search_pending WHERE id <= ?", [upto])
+
+
+def fold_step(conn: sqlite3.Connection, at_least: int = 1) -> bool:
+    """Fold up to FOLD_ROWS pending rows when at least `at_least` are pending, in a
+    transaction of its own on `conn` (autocommit, timeout 0: never waits for the lock).
+    True when it folded some (there may be more)."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error:
+        return False
+    try:
+        low, count = conn.execute(
+            "SELECT min(id), count(*) FROM arbor_search_pending").fetchone()
+        if not count or count < at_least:
+            conn.execute("COMMIT")
+            return False
+        fold(conn, low + FOLD_ROWS - 1)
+        conn.execute("COMMIT")
+    except sqlite3.Error:  # no such table (an unmigrated file), or a write failed
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        return False
+    return True
+
+
+def emptied(cur: Any) -> None:
+    """After the index was emptied whole (a flush): nothing left to count."""
+    for table in ("arbor_search_df", "arbor_search_pending", "arbor_search_repeat"):
+        cur.execute(f"DELETE FROM {table}")
