@@ -2,7 +2,7 @@
 only (issue 27; storage/vendors/sqlite_counts.py says what each table holds).
 
 The message triggers of 0002 gain the counting of a removed or replaced row: a pending
-row of -1 (and +1 for the new text) and the removal of its repeat counts. They come
+row of -1 (and +1 for the new text), whose own trigger removes (files) its repeat counts. They come
 before the index's own 'delete', while the row's docsize still says it is indexed.
 The counts of an existing index are filled here: documents per term from fts5vocab,
 rows and tokens from FTS5's docsize, repeats from each message's tokens (as the triggers'
@@ -19,25 +19,21 @@ _SCOPE = _search._SCOPE
 _KEY = "(k.key << 36) | {row}.seq"
 _OF_ROW = ("FROM arbor_session s JOIN arbor_search_key k ON k.agent_id = s.agent_id "
            "WHERE s.key = {row}.session_key")
-_UNCOUNT_OLD = f"""
-          INSERT INTO arbor_search_pending(sign, size, terms)
-              SELECT -1, old.search_len + 2, arbor_search_terms(old.parts, old.search_extra)
-              FROM arbor_session s JOIN arbor_search_key k ON k.agent_id = s.agent_id
-              JOIN arbor_message_fts_docsize d ON d.id = {_KEY.format(row="old")}
-              WHERE s.key = old.session_key;
-          DELETE FROM arbor_search_repeat
-              WHERE id = (SELECT {_KEY.format(row="old")} {_OF_ROW.format(row="old")})
-              AND term IN (SELECT key FROM json_each(
-                  arbor_search_repeats(old.parts, old.search_extra)))"""
-_COUNT_NEW = f"""
-          INSERT INTO arbor_search_pending(sign, size, terms)
-              SELECT 1, new.search_len + 2, arbor_search_terms(new.parts, new.search_extra)
-              {_OF_ROW.format(row="new")};
-          INSERT INTO arbor_search_repeat(term, id, tf)
-              SELECT j.key, {_KEY.format(row="new")}, j.value
-              FROM arbor_session s JOIN arbor_search_key k ON k.agent_id = s.agent_id,
-                   json_each(arbor_search_repeats(new.parts, new.search_extra)) j
-              WHERE s.key = new.session_key"""
+# arbor_search_counted gives a row's {"terms": [...], "repeats": {...} or null}: one call
+# into Python a statement (each call waits for the GIL: a deletion of thousands of rows
+# beside another writing thread slowed with each one more).
+_PENDING = """
+          INSERT INTO arbor_search_pending(sign, size, terms, row, repeats)
+              SELECT {sign}, {row}.search_len + 2, json_extract(c, '$.terms'), {key},
+                     json_extract(c, '$.repeats')
+              FROM (SELECT arbor_search_counted({row}.parts, {row}.search_extra) AS c
+                    LIMIT 1),  -- (LIMIT: not flattened, so called once)
+                   arbor_session s JOIN arbor_search_key k ON k.agent_id = s.agent_id
+              {docsize}WHERE s.key = {row}.session_key"""
+_UNCOUNT_OLD = _PENDING.format(
+    sign=-1, row="old", key="d.id",
+    docsize=f"JOIN arbor_message_fts_docsize d ON d.id = {_KEY.format(row='old')}\n              ")
+_COUNT_NEW = _PENDING.format(sign=1, row="new", key=_KEY.format(row="new"), docsize="")
 _INDEX_NEW = f"""
           INSERT INTO arbor_message_fts(rowid, body, scope)
           SELECT (k.key << 36) | new.seq, arbor_search_body(new.parts, new.search_extra), {_SCOPE}
@@ -48,9 +44,19 @@ FORWARD = [
     "CREATE TABLE arbor_search_df (term text NOT NULL PRIMARY KEY, df integer NOT NULL) "
     "WITHOUT ROWID",
     """CREATE TABLE arbor_search_pending (id integer NOT NULL PRIMARY KEY,
-         sign integer NOT NULL, size integer NOT NULL, terms text NOT NULL)""",
+         sign integer NOT NULL, size integer NOT NULL, terms text NOT NULL,
+         row integer, repeats text)""",
     """CREATE TABLE arbor_search_repeat (term text NOT NULL, id integer NOT NULL,
          tf integer NOT NULL, PRIMARY KEY (term, id)) WITHOUT ROWID""",
+    # A row's repeat counts come and go with its pending row: one statement a write.
+    """CREATE TRIGGER arbor_search_pending_ai AFTER INSERT ON arbor_search_pending
+       WHEN new.repeats IS NOT NULL BEGIN
+         INSERT INTO arbor_search_repeat(term, id, tf)
+         SELECT key, new.row, value FROM json_each(new.repeats) WHERE new.sign > 0;
+         DELETE FROM arbor_search_repeat
+         WHERE new.sign < 0 AND id = new.row
+           AND term IN (SELECT key FROM json_each(new.repeats));
+       END""",
     "DROP TRIGGER arbor_message_fts_ad",
     "DROP TRIGGER arbor_message_fts_au",
     f"""CREATE TRIGGER arbor_message_fts_ad AFTER DELETE ON arbor_message BEGIN
@@ -69,6 +75,7 @@ BACKWARD = [
     "DROP TRIGGER arbor_message_fts_ad",
     "DROP TRIGGER arbor_message_fts_au",
     *[s for s in _search.SQLITE if "CREATE TRIGGER arbor_message_fts_a" in s],
+    "DROP TRIGGER arbor_search_pending_ai",
     "DROP TABLE arbor_search_repeat",
     "DROP TABLE arbor_search_pending",
     "DROP TABLE arbor_search_df",

@@ -15,14 +15,11 @@ from . import Shared, sqlite_counts
 from .sqlite_index import stored_tokens
 from .sqlite_search import fts5_match, quoted, sqlite_messages
 
-# Repeat counts (sqlite_counts.written) of a row named by its agent and seq, or by its
+# A written index row's rowid (sqlite_counts.written): by its agent and seq, or by its
 # session and id.
-_REPEAT_BY_SEQ = ("INSERT INTO arbor_search_repeat(term, tf, id) "
-                  f"VALUES (%s, %s, ({sql.AGENT_FTS_KEY} << {sql.FTS_SHIFT}) | %s)")
-_REPEAT_BY_ID = ("INSERT INTO arbor_search_repeat(term, tf, id) "
-                 f"SELECT %s, %s, ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | seq "
-                 f"FROM arbor_message WHERE {sql.ID_ANCHOR}")
-_REPEAT_BY_ROWID = "INSERT INTO arbor_search_repeat(term, tf, id) VALUES (%s, %s, %s)"
+_ROWID_BY_SEQ = f"({sql.AGENT_FTS_KEY} << {sql.FTS_SHIFT}) | %s"
+_ROWID_BY_ID = (f"({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | "
+                f"(SELECT seq FROM arbor_message WHERE {sql.ID_ANCHOR})")
 
 
 def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str) -> None:
@@ -56,6 +53,16 @@ def _fts5_search(
         params,
     )
     return list(cur.fetchall())
+
+
+def index_rows(cur: Any, rows: Sequence[tuple[int, Sequence[str]]],
+               scope: Sequence[str]) -> None:
+    """Index rows given by (index rowid, tokens), all of one scope, with their counts
+    (sqlite_counts): every bulk write of the message index goes through here."""
+    joined = " ".join(scope)
+    cur.executemany("INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)",
+                    [(rowid, " ".join(tokens), joined) for rowid, tokens in rows])
+    sqlite_counts.written(cur, "%s", [((rowid,), tokens) for rowid, tokens in rows])
 
 
 class Sqlite(Shared):
@@ -96,7 +103,7 @@ class Sqlite(Shared):
         seq = int(cur.fetchone()[0])
         scope = message_scope(row.session_id, agent_id)
         cur.execute(sql.INSERT_FTS, [agent_id, seq, " ".join(row.tokens), " ".join(scope)])
-        sqlite_counts.written(cur, _REPEAT_BY_SEQ, [((agent_id, seq), row.tokens)])
+        sqlite_counts.written(cur, _ROWID_BY_SEQ, [((agent_id, seq), row.tokens)])
         return seq
 
     def insert_messages(
@@ -110,7 +117,7 @@ class Sqlite(Shared):
                 f"FROM arbor_message WHERE {sql.ID_ANCHOR}",
                 [(r.session_id, " ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
                  for r in rows])
-            sqlite_counts.written(cur, _REPEAT_BY_ID, [
+            sqlite_counts.written(cur, _ROWID_BY_ID, [
                 ((r.session_id, r.session_id, r.message_id), r.tokens) for r in rows])
 
     def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
@@ -125,10 +132,8 @@ class Sqlite(Shared):
         key = int(cur.fetchone()[0]) << sql.FTS_SHIFT
         cur.execute("SELECT seq, parts, search_extra FROM arbor_message "
                     f"WHERE session_key = {sql.SESSION_KEY}", [target_session])
-        rows = [(key | seq, stored_tokens(parts, extra)) for seq, parts, extra in cur.fetchall()]
-        cur.executemany("INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)",
-                        [(rowid, " ".join(tokens), " ".join(scope)) for rowid, tokens in rows])
-        sqlite_counts.written(cur, _REPEAT_BY_ROWID, [((rowid,), tokens) for rowid, tokens in rows])
+        index_rows(cur, [(key | seq, stored_tokens(parts, extra))
+                         for seq, parts, extra in cur.fetchall()], scope)
 
     def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
         cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])

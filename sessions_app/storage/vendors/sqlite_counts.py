@@ -8,7 +8,7 @@ ranking (sqlite_search.py) computes the same formula itself from:
 - `arbor_search_df`: documents per term, with the rows (`§n`) and their tokens (`§t`,
   scope tokens counted, as FTS5 counts them), as of the last fold;
 - `arbor_search_pending`: one row per index row written (+1) or removed (-1) since, with
-  its distinct terms. An append adds one row here instead of updating a counter per
+  its distinct terms (and a written row's repeat counts, which its trigger files). An append adds one row here instead of updating a counter per
   distinct word (that cost 0.3 ms an append); the WAL thread folds them into the counters
   when writes pause (fold_step), and a search adds the few left to the counters;
 - `arbor_search_repeat`: a term's count in a row where it occurs more than once (a row
@@ -25,7 +25,6 @@ import contextlib
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -36,7 +35,7 @@ from memory_core.words import STOP_WORDS, index_tokens
 UNCOUNTED = frozenset(STOP_WORDS) | frozenset(index_tokens(" ".join(STOP_WORDS)))
 N_TERM, TOKENS_TERM = "§n", "§t"
 # Pending rows folded per step: a few milliseconds holding the write lock.
-FOLD_ROWS = 256
+FOLD_ROWS = 128
 # Pending rows past which the WAL thread folds even while writes go on, so a search
 # never adds up more than about this many.
 FOLD_AT = 2_000
@@ -44,63 +43,51 @@ FOLD_AT = 2_000
 
 def row_terms(tokens: Sequence[str]) -> tuple[str, list[tuple[str, int]]]:
     """(the distinct terms as a JSON array, the counted terms held more than once)."""
+    distinct = dict.fromkeys(tokens)
+    terms = orjson.dumps(list(distinct)).decode()
+    if len(distinct) == len(tokens):
+        return terms, []
     counts = Counter(tokens)
-    repeats = [(t, n) for t, n in counts.items() if n > 1 and t not in UNCOUNTED]
-    return orjson.dumps(list(counts)).decode(), repeats
+    return terms, [(t, n) for t, n in counts.items() if n > 1 and t not in UNCOUNTED]
 
 
-PENDING = "INSERT INTO arbor_search_pending(sign, size, terms) VALUES (%s, %s, %s)"
-
-
-def written(cur: Any, repeat_sql: str, rows: Sequence[tuple[Sequence[Any], Sequence[str]]]) -> None:
-    """Count index rows just written, each given as (the parameters of `repeat_sql` after
-    a term and its count, the row's tokens). `repeat_sql` inserts into
-    arbor_search_repeat(term, tf, id), naming the row's index rowid from those parameters."""
-    pending: list[tuple[int, int, str]] = []
-    repeats: list[tuple[Any, ...]] = []
-    for row_params, tokens in rows:
+def written(cur: Any, id_sql: str, rows: Sequence[tuple[Sequence[Any], Sequence[str]]]) -> None:
+    """Count index rows just written, each given as (the parameters of `id_sql`, which
+    names the row's index rowid, and the row's tokens): one statement (the pending rows;
+    their trigger files the repeat counts, migration 0008)."""
+    statement = ("INSERT INTO arbor_search_pending(sign, size, terms, repeats, row) "
+                 f"VALUES (1, %s, %s, %s, {id_sql})")
+    values = []
+    for id_params, tokens in rows:
         terms, repeated = row_terms(tokens)
-        pending.append((1, len(tokens) + 2, terms))
-        repeats += [(term, n, *row_params) for term, n in repeated]
-    if len(pending) == 1:
-        cur.execute(PENDING, pending[0])
-    elif pending:
-        cur.executemany(PENDING, pending)
-    if repeats:
-        cur.executemany(repeat_sql, repeats)
+        values.append((len(tokens) + 2, terms,
+                       orjson.dumps(dict(repeated)).decode() if repeated else None, *id_params))
+    if len(values) == 1:
+        cur.execute(statement, values[0])
+    elif values:
+        cur.executemany(statement, values)
 
 
-@lru_cache(maxsize=64)
-def _row(parts: str, extra: str | None) -> tuple[str, str]:
-    from .sqlite_index import stored_tokens  # (which registers these functions)
+def sql_counted(parts: str, extra: str | None) -> str:
+    """A stored row's distinct terms and repeat counts, for the message triggers."""
+    from .sqlite_index import stored_tokens  # (which registers this function)
 
     terms, repeats = row_terms(stored_tokens(parts, extra))
-    return terms, orjson.dumps(dict(repeats)).decode()
+    return ('{"terms":' + terms + ',"repeats":'
+            + (orjson.dumps(dict(repeats)).decode() if repeats else "null") + "}")
 
 
-def sql_terms(parts: str, extra: str | None) -> str:
-    return _row(parts, extra)[0]
-
-
-def sql_repeats(parts: str, extra: str | None) -> str:
-    return _row(parts, extra)[1]
-
-
-# The figures a search needs for `terms` (a JSON array with N_TERM and TOKENS_TERM):
+# The figures a search needs for `terms` (a JSON array with N_TERM and TOKENS_TERM), as
+# (term, -1, figure) rows (sqlite_rank reads them with the terms' rows):
 # counters plus what is pending. A pending row holds a term when its JSON array holds
 # the quoted term (terms are word characters: nothing in them needs escaping).
 STATS = f"""
-    SELECT t.value, coalesce((SELECT df FROM arbor_search_df WHERE term = t.value), 0)
+    SELECT t.value, -1, coalesce((SELECT df FROM arbor_search_df WHERE term = t.value), 0)
       + coalesce((SELECT sum(CASE t.value WHEN '{N_TERM}' THEN sign
                                           WHEN '{TOKENS_TERM}' THEN sign * size
                                           ELSE sign * (instr(terms, '"' || t.value || '"') > 0) END)
                   FROM arbor_search_pending), 0)
     FROM json_each(%s) t"""
-
-
-def stats(cur: Any, terms: Sequence[str]) -> dict[str, int]:
-    cur.execute(STATS, [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode()])
-    return {str(t): int(n) for t, n in cur.fetchall()}
 
 
 _FOLD = """

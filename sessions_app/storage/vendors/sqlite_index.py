@@ -90,9 +90,7 @@ def _on_connect(sender: Any, connection: Any, **kwargs: Any) -> None:
     if connection.vendor == "sqlite":
         raw = connection.connection
         raw.create_function("arbor_search_body", 2, search_body, deterministic=True)
-        raw.create_function("arbor_search_terms", 2, sqlite_counts.sql_terms,
-                            deterministic=True)
-        raw.create_function("arbor_search_repeats", 2, sqlite_counts.sql_repeats,
+        raw.create_function("arbor_search_counted", 2, sqlite_counts.sql_counted,
                             deterministic=True)
 
 

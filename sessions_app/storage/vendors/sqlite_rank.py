@@ -16,9 +16,11 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
+import orjson
+
 from .. import sql
 from . import K1, K1_PLUS_1, MIN_IDF, B
-from .sqlite_counts import N_TERM, TOKENS_TERM, stats
+from .sqlite_counts import N_TERM, TOKENS_TERM, STATS
 
 
 def agent_range(column: str) -> str:
@@ -29,8 +31,8 @@ def agent_range(column: str) -> str:
             "WHERE agent_id = %s)")
 
 
-# Each term's rows in the scope with their docsize (term i: i), then its repeat counts in
-# the agent's range (term i: count + i).
+# One statement: the terms' statistics (-1), each term's rows in the scope with their
+# docsize (term i: i), then its repeat counts in the agent's range (term i: count + i).
 _ROWS = ("SELECT f.rowid, {i}, d.sz FROM arbor_message_fts f "
          "JOIN arbor_message_fts_docsize d ON d.id = f.rowid "
          f"WHERE arbor_message_fts MATCH %s AND {agent_range('f.rowid')}")
@@ -68,9 +70,8 @@ def ranked(
     """(index rowid, score) of the best `limit` rows matching any of `matches` (one per
     term, in the terms' order) in the agent's range: rows holding every term first,
     then by score, then the newest."""
-    figures = stats(cur, terms)
     k = len(terms)
-    parts, params = [], []
+    parts, params = [STATS], [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode()]
     for i, (term, match) in enumerate(zip(terms, matches, strict=True)):
         parts.append(_ROWS.format(i=i))
         params += [match, agent_id, agent_id]
@@ -80,7 +81,11 @@ def ranked(
     sizes: dict[int, bytes] = {}
     bits: dict[int, int] = {}
     counts: dict[tuple[int, int], int] = {}
+    figures: dict[str, int] = {}
     for i, group in groupby(cur.fetchall(), itemgetter(1)):
+        if i < 0:
+            figures.update((term, count) for term, _, count in group)
+            continue
         if i >= k:
             counts.update(((rowid, i - k), tf) for rowid, _, tf in group)
             continue

@@ -8,8 +8,8 @@ session token stays in the match for a session search.
 bm25() itself counts each term's documents by walking the term's postings over every
 agent's rows, so its cost grew with the whole database. The search computes the same
 scores itself instead (sqlite_rank.py), from counts kept beside the index
-(sqlite_counts.py), reading nothing outside its scope: the terms' statistics, then each
-term's rows in the scope with their sizes, then the best `limit` messages. A query
+(sqlite_counts.py), reading nothing outside its scope: the terms' statistics with each
+term's rows in the scope and their sizes, then the best `limit` messages (two queries). A query
 holding a stop word (whose repeats are not kept) is ranked by bm25() in one statement.
 """
 

@@ -55,6 +55,8 @@ QUIET_SECONDS = 1.0
 # Seconds between two steps of the index merge: a writer waiting for the lock (SQLite's
 # busy handler retries after 1, 2, 5, ... ms) gets it in between.
 MERGE_GAP = 0.01
+# Seconds between two folds of the search counts while writes go on.
+FOLD_GAP = 0.25
 _started: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
 _stop = threading.Event()  # set at exit: the threads close their connections
@@ -66,6 +68,7 @@ def _checkpointer(path: str) -> None:
     changed = time.monotonic()
     settled = False  # upkeep done since the last write seen
     conn: sqlite3.Connection | None = None
+    folded = 0.0
     try:
         interval = IDLE
         while not _stop.wait(interval):
@@ -83,8 +86,11 @@ def _checkpointer(path: str) -> None:
                     conn.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
                 _checkpoint(conn, "PASSIVE")
                 # Under writes without a pause, the search counts' pending rows are folded
-                # once there are FOLD_AT of them, a bounded step per look.
-                sqlite_counts.fold_step(conn, at_least=sqlite_counts.FOLD_AT)
+                # once there are FOLD_AT of them, a step every FOLD_GAP at most: writers
+                # waiting on the lock (their busy handler sleeps up to 100 ms) get it.
+                if time.monotonic() - folded > FOLD_GAP:
+                    sqlite_counts.fold_step(conn, at_least=sqlite_counts.FOLD_AT)
+                    folded = time.monotonic()
                 continue
             interval = min(IDLE, interval * 2)
             if settled or conn is None or time.monotonic() - changed < QUIET_SECONDS:
