@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from memory_core import SearchHit, SessionManager
 from memory_core.search import query_terms

@@ -20,7 +20,7 @@ import orjson
 
 from .. import sql
 from . import K1, K1_PLUS_1, MIN_IDF, B
-from .sqlite_counts import N_TERM, TOKENS_TERM, STATS
+from .sqlite_counts import N_TERM, STATS, TOKENS_TERM
 
 
 def agent_range(column: str) -> str:
