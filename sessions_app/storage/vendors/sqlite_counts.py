@@ -7,10 +7,11 @@ ranking (sqlite_search.py) computes the same formula itself from:
 
 - `arbor_search_df`: documents per term, with the rows (`§n`) and their tokens (`§t`,
   scope tokens counted, as FTS5 counts them), as of the last fold;
-- `arbor_search_pending`: one row per index row written (+1) or removed (-1) since, with
-  its distinct terms (and a written row's repeat counts, which its trigger files). An append adds one row here instead of updating a counter per
-  distinct word (that cost 0.3 ms an append); the WAL thread folds them into the counters
-  when writes pause (fold_step), and a search adds the few left to the counters;
+- `arbor_search_pending`: one row per index row appended (+1) or removed (-1) since,
+  with its distinct terms (and an appended row's repeat counts, which its trigger files).
+  An append adds one row here instead of updating a counter per distinct word (that cost
+  0.3 ms an append); the WAL thread folds them into the counters (fold_step), and a search
+  adds the few left to the counters. Bulk writes count into the counters at once;
 - `arbor_search_repeat`: a term's count in a row where it occurs more than once (a row
   holding a term once needs no entry), for every term but the stop words' stems: a query
   holding one of those is ranked by FTS5's bm25() as before (sqlite_search.py).
@@ -35,10 +36,10 @@ from memory_core.words import STOP_WORDS, index_tokens
 UNCOUNTED = frozenset(STOP_WORDS) | frozenset(index_tokens(" ".join(STOP_WORDS)))
 N_TERM, TOKENS_TERM = "§n", "§t"
 # Pending rows folded per step: a few milliseconds holding the write lock.
-FOLD_ROWS = 128
+FOLD_ROWS = 500
 # Pending rows past which the WAL thread folds even while writes go on, so a search
 # never adds up more than about this many.
-FOLD_AT = 2_000
+FOLD_AT = 500
 
 
 def row_terms(tokens: Sequence[str]) -> tuple[str, list[tuple[str, int]]]:
@@ -53,19 +54,34 @@ def row_terms(tokens: Sequence[str]) -> tuple[str, list[tuple[str, int]]]:
 
 def written(cur: Any, id_sql: str, rows: Sequence[tuple[Sequence[Any], Sequence[str]]]) -> None:
     """Count index rows just written, each given as (the parameters of `id_sql`, which
-    names the row's index rowid, and the row's tokens): one statement (the pending rows;
-    their trigger files the repeat counts, migration 0008)."""
-    statement = ("INSERT INTO arbor_search_pending(sign, size, terms, repeats, row) "
-                 f"VALUES (1, %s, %s, %s, {id_sql})")
-    values = []
-    for id_params, tokens in rows:
+    names the row's index rowid, and the row's tokens). One row (an append): its pending
+    row, one statement (its trigger files the repeat counts, migration 0008). Several (a
+    bulk write): straight into the counters, summed over the rows, and the repeat counts:
+    two statements, whatever the number of rows (pending rows would outgrow the folds)."""
+    if len(rows) == 1:
+        (id_params, tokens), = rows
         terms, repeated = row_terms(tokens)
-        values.append((len(tokens) + 2, terms,
-                       orjson.dumps(dict(repeated)).decode() if repeated else None, *id_params))
-    if len(values) == 1:
-        cur.execute(statement, values[0])
-    elif values:
-        cur.executemany(statement, values)
+        cur.execute("INSERT INTO arbor_search_pending(sign, size, terms, repeats, row) "
+                    f"VALUES (1, %s, %s, %s, {id_sql})",
+                    [len(tokens) + 2, terms,
+                     orjson.dumps(dict(repeated)).decode() if repeated else None, *id_params])
+        return
+    if not rows:
+        return
+    df: Counter[str] = Counter()
+    repeats: list[tuple[Any, ...]] = []
+    for id_params, tokens in rows:
+        distinct = dict.fromkeys(tokens)
+        df.update(distinct)
+        if len(distinct) < len(tokens):
+            repeats += [(term, n, *id_params) for term, n in Counter(tokens).items()
+                        if n > 1 and term not in UNCOUNTED]
+    df[N_TERM] = len(rows)
+    df[TOKENS_TERM] = sum(len(tokens) + 2 for _, tokens in rows)
+    cur.executemany("INSERT INTO arbor_search_df(term, df) VALUES (%s, %s) "
+                    "ON CONFLICT(term) DO UPDATE SET df = df + excluded.df", list(df.items()))
+    cur.executemany(f"INSERT INTO arbor_search_repeat(term, tf, id) VALUES (%s, %s, {id_sql})",
+                    repeats)
 
 
 def sql_counted(parts: str, extra: str | None) -> str:

@@ -56,7 +56,7 @@ QUIET_SECONDS = 1.0
 # busy handler retries after 1, 2, 5, ... ms) gets it in between.
 MERGE_GAP = 0.01
 # Seconds between two folds of the search counts while writes go on.
-FOLD_GAP = 0.25
+FOLD_GAP = 0.1
 _started: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
 _stop = threading.Event()  # set at exit: the threads close their connections
