@@ -72,7 +72,7 @@ def written(cur: Any, id_sql: str, rows: Sequence[tuple[Sequence[Any], Sequence[
     repeats: list[tuple[Any, ...]] = []
     for id_params, tokens in rows:
         distinct = dict.fromkeys(tokens)
-        df.update(distinct)
+        df.update(distinct.keys())
         if len(distinct) < len(tokens):
             repeats += [(term, n, *id_params) for term, n in Counter(tokens).items()
                         if n > 1 and term not in UNCOUNTED]
