@@ -50,12 +50,22 @@ FORWARD = [
          tf integer NOT NULL, PRIMARY KEY (term, id)) WITHOUT ROWID""",
     # A row's repeat counts come and go with its pending row: one statement a write.
     """CREATE TRIGGER arbor_search_pending_ai AFTER INSERT ON arbor_search_pending
-       WHEN new.repeats IS NOT NULL BEGIN
+       WHEN new.repeats IS NOT NULL AND new.sign <> 0 BEGIN
          INSERT INTO arbor_search_repeat(term, id, tf)
          SELECT key, new.row, value FROM json_each(new.repeats) WHERE new.sign > 0;
          DELETE FROM arbor_search_repeat
          WHERE new.sign < 0 AND id = new.row
            AND term IN (SELECT key FROM json_each(new.repeats));
+       END""",
+    # A bulk write's counts, summed over its rows, go straight in (sign 0: terms holds
+    # {term: documents}, repeats [[term, count, rowid], ...]): folds would not keep up.
+    """CREATE TRIGGER arbor_search_pending_bulk AFTER INSERT ON arbor_search_pending
+       WHEN new.sign = 0 BEGIN
+         INSERT INTO arbor_search_df(term, df) SELECT key, value FROM json_each(new.terms)
+         WHERE true ON CONFLICT(term) DO UPDATE SET df = df + excluded.df;
+         INSERT INTO arbor_search_repeat(term, tf, id)
+         SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(new.repeats);
+         DELETE FROM arbor_search_pending WHERE id = new.id;
        END""",
     "DROP TRIGGER arbor_message_fts_ad",
     "DROP TRIGGER arbor_message_fts_au",
@@ -75,6 +85,7 @@ BACKWARD = [
     "DROP TRIGGER arbor_message_fts_ad",
     "DROP TRIGGER arbor_message_fts_au",
     *[s for s in _search.SQLITE if "CREATE TRIGGER arbor_message_fts_a" in s],
+    "DROP TRIGGER arbor_search_pending_bulk",
     "DROP TRIGGER arbor_search_pending_ai",
     "DROP TABLE arbor_search_repeat",
     "DROP TABLE arbor_search_pending",

@@ -15,11 +15,8 @@ from . import Shared, sqlite_counts
 from .sqlite_index import stored_tokens
 from .sqlite_search import fts5_match, quoted, sqlite_messages
 
-# A written index row's rowid (sqlite_counts.written): by its agent and seq, or by its
-# session and id.
+# An appended index row's rowid (sqlite_counts.appended): by its agent and seq.
 _ROWID_BY_SEQ = f"({sql.AGENT_FTS_KEY} << {sql.FTS_SHIFT}) | %s"
-_ROWID_BY_ID = (f"({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | "
-                f"(SELECT seq FROM arbor_message WHERE {sql.ID_ANCHOR})")
 
 
 def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str) -> None:
@@ -62,7 +59,7 @@ def index_rows(cur: Any, rows: Sequence[tuple[int, Sequence[str]]],
     joined = " ".join(scope)
     cur.executemany("INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)",
                     [(rowid, " ".join(tokens), joined) for rowid, tokens in rows])
-    sqlite_counts.written(cur, "%s", [((rowid,), tokens) for rowid, tokens in rows])
+    sqlite_counts.written(cur, rows)
 
 
 class Sqlite(Shared):
@@ -103,22 +100,23 @@ class Sqlite(Shared):
         seq = int(cur.fetchone()[0])
         scope = message_scope(row.session_id, agent_id)
         cur.execute(sql.INSERT_FTS, [agent_id, seq, " ".join(row.tokens), " ".join(scope)])
-        sqlite_counts.written(cur, _ROWID_BY_SEQ, [((agent_id, seq), row.tokens)])
+        sqlite_counts.appended(cur, _ROWID_BY_SEQ, (agent_id, seq), row.tokens)
         return seq
 
     def insert_messages(
         self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
     ) -> None:
         cur.executemany(sql.INSERT_LINKED, [r.linked_values() for r in rows])
-        if scope is not None:
-            cur.executemany(
-                "INSERT INTO arbor_message_fts(rowid, body, scope) "
-                f"SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | seq, %s, %s "
-                f"FROM arbor_message WHERE {sql.ID_ANCHOR}",
-                [(r.session_id, " ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
-                 for r in rows])
-            sqlite_counts.written(cur, _ROWID_BY_ID, [
-                ((r.session_id, r.session_id, r.message_id), r.tokens) for r in rows])
+        if scope is not None and rows:
+            session_id = rows[0].session_id
+            cur.execute(f"SELECT {sql.SESSION_FTS_KEY}", [session_id])
+            key = int(cur.fetchone()[0]) << sql.FTS_SHIFT
+            marks = ", ".join(["%s"] * len(rows))
+            cur.execute(f"SELECT message_id, seq FROM arbor_message WHERE session_key = "
+                        f"{sql.SESSION_KEY} AND message_id IN ({marks})",
+                        [session_id, *(r.message_id for r in rows)])
+            seqs = dict(cur.fetchall())
+            index_rows(cur, [(key | seqs[r.message_id], r.tokens) for r in rows], scope)
 
     def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
         return None  # the UPDATE's trigger did it (migration 0002), from parts and search_extra

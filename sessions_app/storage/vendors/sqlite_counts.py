@@ -52,36 +52,34 @@ def row_terms(tokens: Sequence[str]) -> tuple[str, list[tuple[str, int]]]:
     return terms, [(t, n) for t, n in counts.items() if n > 1 and t not in UNCOUNTED]
 
 
-def written(cur: Any, id_sql: str, rows: Sequence[tuple[Sequence[Any], Sequence[str]]]) -> None:
-    """Count index rows just written, each given as (the parameters of `id_sql`, which
-    names the row's index rowid, and the row's tokens). One row (an append): its pending
-    row, one statement (its trigger files the repeat counts, migration 0008). Several (a
-    bulk write): straight into the counters, summed over the rows, and the repeat counts:
-    two statements, whatever the number of rows (pending rows would outgrow the folds)."""
-    if len(rows) == 1:
-        (id_params, tokens), = rows
-        terms, repeated = row_terms(tokens)
-        cur.execute("INSERT INTO arbor_search_pending(sign, size, terms, repeats, row) "
-                    f"VALUES (1, %s, %s, %s, {id_sql})",
-                    [len(tokens) + 2, terms,
-                     orjson.dumps(dict(repeated)).decode() if repeated else None, *id_params])
-        return
+def appended(cur: Any, id_sql: str, id_params: Sequence[Any], tokens: Sequence[str]) -> None:
+    """Count an index row just appended, its rowid named by `id_sql`: its pending row, one
+    statement (its trigger files the repeat counts, migration 0008)."""
+    terms, repeated = row_terms(tokens)
+    cur.execute("INSERT INTO arbor_search_pending(sign, size, terms, repeats, row) "
+                f"VALUES (1, %s, %s, %s, {id_sql})",
+                [len(tokens) + 2, terms,
+                 orjson.dumps(dict(repeated)).decode() if repeated else None, *id_params])
+
+
+def written(cur: Any, rows: Sequence[tuple[int, Sequence[str]]]) -> None:
+    """Count index rows written in bulk, (rowid, tokens) each: summed over the rows into
+    one statement whose trigger adds them to the counters at once (pending rows would
+    outgrow the folds under bulk loads)."""
     if not rows:
         return
     df: Counter[str] = Counter()
-    repeats: list[tuple[Any, ...]] = []
-    for id_params, tokens in rows:
+    repeats: list[tuple[str, int, int]] = []
+    for rowid, tokens in rows:
         distinct = dict.fromkeys(tokens)
         df.update(distinct.keys())
         if len(distinct) < len(tokens):
-            repeats += [(term, n, *id_params) for term, n in Counter(tokens).items()
+            repeats += [(term, n, rowid) for term, n in Counter(tokens).items()
                         if n > 1 and term not in UNCOUNTED]
     df[N_TERM] = len(rows)
     df[TOKENS_TERM] = sum(len(tokens) + 2 for _, tokens in rows)
-    cur.executemany("INSERT INTO arbor_search_df(term, df) VALUES (%s, %s) "
-                    "ON CONFLICT(term) DO UPDATE SET df = df + excluded.df", list(df.items()))
-    cur.executemany(f"INSERT INTO arbor_search_repeat(term, tf, id) VALUES (%s, %s, {id_sql})",
-                    repeats)
+    cur.execute("INSERT INTO arbor_search_pending(sign, size, terms, repeats) "
+                "VALUES (0, 0, %s, %s)", [orjson.dumps(df).decode(), orjson.dumps(repeats).decode()])
 
 
 def sql_counted(parts: str, extra: str | None) -> str:
