@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from memory_core.search import query_terms
-from sessions_app.storage.vendors import sqlite_counts
+from sessions_app.storage.vendors import sqlite_counts, sqlite_rank
 from sessions_app.storage.vendors.sqlite_index import search_tokens
 from sessions_app.storage.vendors.sqlite_search import bm25_messages, sqlite_messages
 from tests.conftest import assistant_msg, make_agent, user_msg
@@ -91,7 +91,10 @@ def test_counts_stay_exact_through_every_write(manager, session):
     assert kept()[0] == {}  # nothing left: no word stays behind in the counters
 
 
-def test_ranking_is_bm25s_to_the_last_bit(manager, session):
+@pytest.mark.parametrize("share", [0, 10**9])
+def test_ranking_is_bm25s_to_the_last_bit(manager, session, monkeypatch, share):
+    # share 0: always ranked from the counts; 10**9: always by bm25() (sqlite_rank.WHOLE_SHARE)
+    monkeypatch.setattr(sqlite_rank, "WHOLE_SHARE", share)
     other = make_agent("someone-else")  # another agent's rows count in the statistics
     from memory_core import SessionManager
 
@@ -115,3 +118,7 @@ def test_ranking_is_bm25s_to_the_last_bit(manager, session):
                 fts5 = bm25_messages(cur, agent_id=manager.agent_id, session_id=session_id,
                                      exclude_session_id=exclude, terms=terms, limit=limit)
             assert mine and mine == fts5, (query, session_id, exclude, limit)
+    with connection.cursor() as cur:
+        assert (sqlite_rank.ranked(cur, agent_id=manager.agent_id, session_id=None,
+                                   terms=["deploy"], matches=['body : "deploy"'], limit=5)
+                is None) == bool(share)

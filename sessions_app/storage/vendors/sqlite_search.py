@@ -10,7 +10,9 @@ agent's rows, so its cost grew with the whole database. The search computes the 
 scores itself instead (sqlite_rank.py), from counts kept beside the index
 (sqlite_counts.py), reading nothing outside its scope: the terms' statistics with each
 term's rows in the scope and their sizes, then the best `limit` messages (two queries). A query
-holding a stop word (whose repeats are not kept) is ranked by bm25() in one statement.
+holding a stop word (whose repeats are not kept) is ranked by bm25() in one statement, and
+so is a search whose scope holds a large share of the database (sqlite_rank.WHOLE_SHARE),
+after the statistics' query has said so.
 """
 
 from __future__ import annotations
@@ -88,7 +90,11 @@ def sqlite_messages(
     scope = session_token(session_id) if session_id is not None else None
     exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
     matches = [fts5_match(quoted([t]), "OR", scope, exclude) for t in terms]
-    best = ranked(cur, agent_id=agent_id, terms=terms, matches=matches, limit=limit)
+    best = ranked(cur, agent_id=agent_id, session_id=session_id, terms=terms,
+                  matches=matches, limit=limit)
+    if best is None:
+        return bm25_messages(cur, agent_id=agent_id, session_id=session_id,
+                             exclude_session_id=exclude_session_id, terms=terms, limit=limit)
     if not best:
         return []
     statement, session = (_HITS_IN_AGENT, []) if session_id is None else (_HITS_IN_SESSION,
