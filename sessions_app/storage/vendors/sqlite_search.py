@@ -102,7 +102,9 @@ def sqlite_messages(
     cur.execute(statement.format(marks=", ".join(["%s"] * len(best))),
                 [*session, *(rowid & sql.FTS_SEQ for rowid, _ in best)])
     found = {seq: row for seq, *row in cur.fetchall()}
-    return [(*found[rowid & sql.FTS_SEQ], score) for rowid, score in best]
+    # (an index row left without its message is left out, as the join of bm25's statement does)
+    return [(*found[rowid & sql.FTS_SEQ], score) for rowid, score in best
+            if rowid & sql.FTS_SEQ in found]
 
 
 # The best rows' messages (sqlite_rank found them on the index), seq first.
