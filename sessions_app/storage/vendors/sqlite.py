@@ -15,8 +15,9 @@ from . import Shared, sqlite_counts
 from .sqlite_index import stored_tokens
 from .sqlite_search import fts5_match, quoted, sqlite_messages
 
-# An appended index row's rowid (sqlite_counts.appended): by its agent and seq.
-_ROWID_BY_SEQ = f"({sql.AGENT_FTS_KEY} << {sql.FTS_SHIFT}) | %s"
+# An appended index row's counts (sqlite_counts.APPENDED), its rowid by agent and seq.
+APPEND_COUNTS = sqlite_counts.APPENDED.format(
+    rowid=f"({sql.AGENT_FTS_KEY} << {sql.FTS_SHIFT}) | %s")
 
 
 def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str) -> None:
@@ -100,7 +101,7 @@ class Sqlite(Shared):
         seq = int(cur.fetchone()[0])
         scope = message_scope(row.session_id, agent_id)
         cur.execute(sql.INSERT_FTS, [agent_id, seq, " ".join(row.tokens), " ".join(scope)])
-        sqlite_counts.appended(cur, _ROWID_BY_SEQ, (agent_id, seq), row.tokens)
+        cur.execute(APPEND_COUNTS, [*sqlite_counts.appended_values(row.tokens), agent_id, seq])
         return seq
 
     def insert_messages(

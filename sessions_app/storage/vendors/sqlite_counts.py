@@ -52,14 +52,16 @@ def row_terms(tokens: Sequence[str]) -> tuple[str, list[tuple[str, int]]]:
     return terms, [(t, n) for t, n in counts.items() if n > 1 and t not in UNCOUNTED]
 
 
-def appended(cur: Any, id_sql: str, id_params: Sequence[Any], tokens: Sequence[str]) -> None:
-    """Count an index row just appended, its rowid named by `id_sql`: its pending row, one
-    statement (its trigger files the repeat counts, migration 0008)."""
+# An appended index row's pending row, its rowid named by SQL taking `{rowid}`'s params.
+APPENDED = ("INSERT INTO arbor_search_pending(sign, size, terms, repeats, row) "
+            "VALUES (1, %s, %s, %s, {rowid})")
+
+
+def appended_values(tokens: Sequence[str]) -> tuple[int, str, str | None]:
+    """APPENDED's parameters before the rowid's: its trigger files the repeat counts
+    (migration 0008)."""
     terms, repeated = row_terms(tokens)
-    cur.execute("INSERT INTO arbor_search_pending(sign, size, terms, repeats, row) "
-                f"VALUES (1, %s, %s, %s, {id_sql})",
-                [len(tokens) + 2, terms,
-                 orjson.dumps(dict(repeated)).decode() if repeated else None, *id_params])
+    return len(tokens) + 2, terms, orjson.dumps(dict(repeated)).decode() if repeated else None
 
 
 def written(cur: Any, rows: Sequence[tuple[int, Sequence[str]]]) -> None:
@@ -82,11 +84,10 @@ def written(cur: Any, rows: Sequence[tuple[int, Sequence[str]]]) -> None:
                 "VALUES (0, 0, %s, %s)", [orjson.dumps(df).decode(), orjson.dumps(repeats).decode()])
 
 
-def sql_counted(parts: str, extra: str | None) -> str:
-    """A stored row's distinct terms and repeat counts, for the message triggers."""
-    from .sqlite_index import stored_tokens  # (which registers this function)
-
-    terms, repeats = row_terms(stored_tokens(parts, extra))
+def counted_json(tokens: Sequence[str]) -> str:
+    """A stored row's distinct terms and repeat counts, as the message triggers read them
+    (arbor_search_counted, registered with sqlite_index's functions)."""
+    terms, repeats = row_terms(tokens)
     return ('{"terms":' + terms + ',"repeats":'
             + (orjson.dumps(dict(repeats)).decode() if repeats else "null") + "}")
 

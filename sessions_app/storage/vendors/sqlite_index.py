@@ -56,6 +56,10 @@ def search_body(parts: str, extra: str | None) -> str:
     return " ".join(stored_tokens(parts, extra))
 
 
+def search_counted(parts: str, extra: str | None) -> str:
+    return sqlite_counts.counted_json(stored_tokens(parts, extra))
+
+
 # Pages written per merge step: a few milliseconds holding the write lock.
 MERGE_PAGES = 32
 # FTS5's own setting for the 'merge' command: a level with this many segments is merged.
@@ -90,8 +94,7 @@ def _on_connect(sender: Any, connection: Any, **kwargs: Any) -> None:
     if connection.vendor == "sqlite":
         raw = connection.connection
         raw.create_function("arbor_search_body", 2, search_body, deterministic=True)
-        raw.create_function("arbor_search_counted", 2, sqlite_counts.sql_counted,
-                            deterministic=True)
+        raw.create_function("arbor_search_counted", 2, search_counted, deterministic=True)
 
 
 def _after_flush(sender: Any, using: str = "default", **kwargs: Any) -> None:
