@@ -119,6 +119,6 @@ def test_ranking_is_bm25s_to_the_last_bit(manager, session, monkeypatch, share):
                                      exclude_session_id=exclude, terms=terms, limit=limit)
             assert mine and mine == fts5, (query, session_id, exclude, limit)
     with connection.cursor() as cur:
-        assert (sqlite_rank.ranked(cur, agent_id=manager.agent_id, session_id=None,
+        assert (sqlite_rank.ranked(cur, agent_id=manager.agent_id,
                                    terms=["deploy"], matches=['body : "deploy"'], limit=5)
                 is None) == bool(share)

@@ -64,38 +64,33 @@ def doc_size(sz: bytes) -> int:
     return total
 
 
-# Where the scope holds a large share of the database (1 / WHOLE_SHARE or more of its
-# rows: a lone agent, say), FTS5's bm25() walks about the scope's rows anyway, faster
-# than this ranking reads them: it ranks instead (the same scores). The choice is made
-# in the statement (a constant condition, tested before any row is read).
+# Where the agent holds a large share of the database (1 / WHOLE_SHARE or more of its
+# rows: a lone agent, say), FTS5's bm25() walks little more than the agent's rows, and
+# faster than this ranking reads them: it ranks instead (the same scores), in a session
+# too. The choice is made in the statement (a constant condition, tested before any row
+# is read).
 WHOLE_SHARE = 10
-_SCOPE_ROWS = {
-    "session": "(SELECT message_count FROM arbor_session WHERE id = %s)",
-    "agent": "(SELECT coalesce(sum(message_count), 0) FROM arbor_session WHERE agent_id = %s)",
-}
+_AGENT_ROWS = "(SELECT coalesce(sum(message_count), 0) FROM arbor_session WHERE agent_id = %s)"
 _BM25_CHEAPER = ("(coalesce((SELECT df FROM arbor_search_df WHERE term = '§n'), 0) "
                  "<= {share} * {rows})")
 
 
 def ranked(
-    cur: Any, *, agent_id: str, session_id: str | None, terms: Sequence[str],
-    matches: Sequence[str], limit: int,
+    cur: Any, *, agent_id: str, terms: Sequence[str], matches: Sequence[str], limit: int,
 ) -> list[tuple[int, float]] | None:
     """(index rowid, score) of the best `limit` rows matching any of `matches` (one per
-    term, in the terms' order) in the agent's range (or session_id's rows, which the
-    matches name): rows holding every term first, then by score, then the newest. None
+    term, in the terms' order; a session's token in them for a session's rows) in the
+    agent's range: rows holding every term first, then by score, then the newest. None
     when bm25() would rank them for less (WHOLE_SHARE)."""
     k = len(terms)
-    scope = (_SCOPE_ROWS["agent"], agent_id) if session_id is None else (
-        _SCOPE_ROWS["session"], session_id)
-    cheaper = _BM25_CHEAPER.format(share=int(WHOLE_SHARE), rows=scope[0])
+    cheaper = _BM25_CHEAPER.format(share=int(WHOLE_SHARE), rows=_AGENT_ROWS)
     parts = [STATS, f"SELECT '', -1, {cheaper}"]
-    params = [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode(), scope[1]]
+    params = [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode(), agent_id]
     for i, (term, match) in enumerate(zip(terms, matches, strict=True)):
         parts.append(_ROWS.format(i=i) + f" AND NOT {cheaper}")
-        params += [match, agent_id, agent_id, scope[1]]
+        params += [match, agent_id, agent_id, agent_id]
         parts.append(_REPEATS.format(i=k + i) + f" AND NOT {cheaper}")
-        params += [term, agent_id, agent_id, scope[1]]
+        params += [term, agent_id, agent_id, agent_id]
     cur.execute(" UNION ALL ".join(parts), params)
     sizes: dict[int, bytes] = {}
     bits: dict[int, int] = {}

@@ -11,7 +11,7 @@ scores itself instead (sqlite_rank.py), from counts kept beside the index
 (sqlite_counts.py), reading nothing outside its scope: the terms' statistics with each
 term's rows in the scope and their sizes, then the best `limit` messages (two queries). A query
 holding a stop word (whose repeats are not kept) is ranked by bm25() in one statement, and
-so is a search whose scope holds a large share of the database (sqlite_rank.WHOLE_SHARE),
+so is a search in an agent that holds a large share of the database (sqlite_rank.WHOLE_SHARE),
 after the statistics' query has said so.
 """
 
@@ -90,8 +90,7 @@ def sqlite_messages(
     scope = session_token(session_id) if session_id is not None else None
     exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
     matches = [fts5_match(quoted([t]), "OR", scope, exclude) for t in terms]
-    best = ranked(cur, agent_id=agent_id, session_id=session_id, terms=terms,
-                  matches=matches, limit=limit)
+    best = ranked(cur, agent_id=agent_id, terms=terms, matches=matches, limit=limit)
     if best is None:
         return bm25_messages(cur, agent_id=agent_id, session_id=session_id,
                              exclude_session_id=exclude_session_id, terms=terms, limit=limit)
