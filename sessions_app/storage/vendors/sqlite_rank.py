@@ -33,10 +33,12 @@ def agent_range(column: str) -> str:
 
 # One statement: the terms' statistics (-1), each term's rows in the scope with their
 # docsize (term i: i), then its repeat counts in the agent's range (term i: count + i).
-_ROWS = ("SELECT f.rowid, {i}, d.sz FROM arbor_message_fts f "
+# Each part is led by `go` (one row, or none when bm25() ranks instead): a CROSS JOIN
+# keeps it the outer loop, so no index row is read when it is empty.
+_ROWS = ("SELECT f.rowid, {i}, d.sz FROM ({go}) g CROSS JOIN arbor_message_fts f "
          "JOIN arbor_message_fts_docsize d ON d.id = f.rowid "
          f"WHERE arbor_message_fts MATCH %s AND {agent_range('f.rowid')}")
-_REPEATS = ("SELECT r.id, {i}, r.tf FROM arbor_search_repeat r "
+_REPEATS = ("SELECT r.id, {i}, r.tf FROM ({go}) g CROSS JOIN arbor_search_repeat r "
             f"WHERE r.term = %s AND {agent_range('r.id')}")
 
 
@@ -67,8 +69,7 @@ def doc_size(sz: bytes) -> int:
 # Where the agent holds a large share of the database (1 / WHOLE_SHARE or more of its
 # rows: a lone agent, say), FTS5's bm25() walks little more than the agent's rows, and
 # faster than this ranking reads them: it ranks instead (the same scores), in a session
-# too. The choice is made in the statement (a constant condition, tested before any row
-# is read).
+# too. The choice is made in the statement, before any index row is read (_ROWS).
 WHOLE_SHARE = 10
 _AGENT_ROWS = "(SELECT coalesce(sum(message_count), 0) FROM arbor_session WHERE agent_id = %s)"
 _BM25_CHEAPER = ("(coalesce((SELECT df FROM arbor_search_df WHERE term = '§n'), 0) "
@@ -86,11 +87,12 @@ def ranked(
     cheaper = _BM25_CHEAPER.format(share=int(WHOLE_SHARE), rows=_AGENT_ROWS)
     parts = [STATS, f"SELECT '', -1, {cheaper}"]
     params = [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode(), agent_id]
+    go = f"SELECT 1 WHERE NOT {cheaper}"
     for i, (term, match) in enumerate(zip(terms, matches, strict=True)):
-        parts.append(_ROWS.format(i=i) + f" AND NOT {cheaper}")
-        params += [match, agent_id, agent_id, agent_id]
-        parts.append(_REPEATS.format(i=k + i) + f" AND NOT {cheaper}")
-        params += [term, agent_id, agent_id, agent_id]
+        parts.append(_ROWS.format(i=i, go=go))
+        params += [agent_id, match, agent_id, agent_id]
+        parts.append(_REPEATS.format(i=k + i, go=go))
+        params += [agent_id, term, agent_id, agent_id]
     cur.execute(" UNION ALL ".join(parts), params)
     sizes: dict[int, bytes] = {}
     bits: dict[int, int] = {}
