@@ -4,7 +4,8 @@ A separate temporary database file gets Arbor's schema copied from `sqlite_maste
 (tables, indexes, the FTS5 table and its trigger) and the connection pragmas of
 arbor/settings.py (WAL, synchronous=NORMAL, foreign keys on). Each append is one
 BEGIN IMMEDIATE ... COMMIT holding the statements sessions_app/storage.py runs:
-latest-leaf lookup, session counters (returning the agent), message insert, FTS insert.
+latest-leaf lookup, session counters (returning the agent), message insert, FTS insert,
+the search counts' pending row.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 from sessions_app.models.fields import to_micros
 from sessions_app.storage import outbox, sql
 from sessions_app.storage.rows import message_scope, session_token
+from sessions_app.storage.vendors.sqlite import APPEND_COUNTS
+from sessions_app.storage.vendors.sqlite_counts import appended_values
 from sessions_app.storage.vendors.sqlite_index import search_body
 
 from .baseline import LOAD_BATCH, Prepared, Raw, qmark, with_text
@@ -34,6 +37,7 @@ _PRAGMAS = (
 _COUNT = qmark(sql.COUNT)
 _INSERT = qmark(sql.INSERT_MESSAGE)
 _INDEX = qmark(sql.INSERT_FTS)
+_COUNTS = qmark(APPEND_COUNTS)  # the search counts' pending row (vendors/sqlite_counts.py)
 
 
 def _stamp(value: datetime) -> str:
@@ -125,6 +129,7 @@ class RawSqlite(Raw):
         seq = int(cur.fetchone()[0])
         cur.execute(_INDEX, (agent_id, seq, " ".join(tokens),
                              " ".join(message_scope(session_id, agent_id))))
+        cur.execute(_COUNTS, (*appended_values(tokens), agent_id, seq))
         return seq
 
     def _now(self) -> Any:

@@ -54,7 +54,6 @@ _POSTGRES_START = """
     FROM arbor_session s WHERE s.id = %s"""
 _SQLITE_INSERT = (f"INSERT INTO arbor_message (seq, {sql.INSERT_COLUMNS}) "
                   "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
-_SQLITE_INDEX = "INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)"
 # Postgres: COPY, a third faster than one INSERT from arrays (measured on 1,000 rows); its
 # trigger counts nothing, the batch's term counts having been added just before.
 _POSTGRES_COPY = (f"COPY arbor_message (seq, {sql.INSERT_COLUMNS}, search_vector) FROM STDIN")
@@ -172,9 +171,10 @@ def insert(cur: Any, vendor: str, session_id: str, rows: Sequence[BulkRow],
             (s, session_key, r.message_id, p, r.role, r.parts, r.metadata, len(r.tokens),
              r.created_at, r.search_extra)
             for r, s, p in zip(rows, seqs, parent, strict=True)])
-        high, joined = fts_key << sql.FTS_SHIFT, " ".join(scope)
-        cur.executemany(_SQLITE_INDEX, [(high | s, " ".join(r.tokens), joined)
-                                        for r, s in zip(rows, seqs, strict=True)])
+        from .vendors.sqlite import index_rows  # (with the counts its search reads)
+
+        high = fts_key << sql.FTS_SHIFT
+        index_rows(cur, [(high | s, r.tokens) for r, s in zip(rows, seqs, strict=True)], scope)
     else:
         tail = vector.scope_tail(scope)
         # (On the driver's cursor: Django's wrapper has no copy(), and logs no COPY.)

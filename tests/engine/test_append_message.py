@@ -189,7 +189,7 @@ def test_append_query_count_is_fixed(manager, length, vendor):
     manager.append_all(session.id, [user_msg(f"m{i}") for i in range(length)])
     with CaptureQueriesContext(connection) as ctx:
         session.append_message(user_msg("one more"))
-    # lock + count the session row, find the latest leaf, insert (+ the FTS5 row on SQLite),
-    # then its message.appended event: one INSERT into the outbox that also numbers it
-    # (no branch check: the latest leaf has no children).
-    assert len(_statements(ctx.captured_queries)) == (5 if vendor == "sqlite" else 4)
+    # lock + count the session row, find the latest leaf, insert (+ the FTS5 row and the
+    # search counts' pending row on SQLite), then its message.appended event: one INSERT
+    # into the outbox that also numbers it (no branch check: the latest leaf has no children).
+    assert len(_statements(ctx.captured_queries)) == (6 if vendor == "sqlite" else 4)

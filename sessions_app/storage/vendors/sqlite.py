@@ -11,8 +11,13 @@ from typing import Any
 from ...models.fields import from_micros, to_micros
 from .. import sql
 from ..rows import MessageRow, message_scope, namespace_token
-from . import Shared
+from . import Shared, sqlite_counts
+from .sqlite_index import stored_tokens
 from .sqlite_search import fts5_match, quoted, sqlite_messages
+
+# An appended index row's counts (sqlite_counts.APPENDED), its rowid by agent and seq.
+APPEND_COUNTS = sqlite_counts.APPENDED.format(
+    rowid=f"({sql.AGENT_FTS_KEY} << {sql.FTS_SHIFT}) | %s")
 
 
 def _fts5_write(cur: Any, fts: str, seq: int, tokens: Sequence[str], scope: str) -> None:
@@ -46,6 +51,16 @@ def _fts5_search(
         params,
     )
     return list(cur.fetchall())
+
+
+def index_rows(cur: Any, rows: Sequence[tuple[int, Sequence[str]]],
+               scope: Sequence[str]) -> None:
+    """Index rows given by (index rowid, tokens), all of one scope, with their counts
+    (sqlite_counts): every bulk write of the message index goes through here."""
+    joined = " ".join(scope)
+    cur.executemany("INSERT INTO arbor_message_fts(rowid, body, scope) VALUES (%s, %s, %s)",
+                    [(rowid, " ".join(tokens), joined) for rowid, tokens in rows])
+    sqlite_counts.written(cur, rows)
 
 
 class Sqlite(Shared):
@@ -86,19 +101,23 @@ class Sqlite(Shared):
         seq = int(cur.fetchone()[0])
         scope = message_scope(row.session_id, agent_id)
         cur.execute(sql.INSERT_FTS, [agent_id, seq, " ".join(row.tokens), " ".join(scope)])
+        cur.execute(APPEND_COUNTS, [*sqlite_counts.appended_values(row.tokens), agent_id, seq])
         return seq
 
     def insert_messages(
         self, cur: Any, rows: Sequence[MessageRow], scope: Sequence[str] | None
     ) -> None:
         cur.executemany(sql.INSERT_LINKED, [r.linked_values() for r in rows])
-        if scope is not None:
-            cur.executemany(
-                "INSERT INTO arbor_message_fts(rowid, body, scope) "
-                f"SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | seq, %s, %s "
-                f"FROM arbor_message WHERE {sql.ID_ANCHOR}",
-                [(r.session_id, " ".join(r.tokens), " ".join(scope), r.session_id, r.message_id)
-                 for r in rows])
+        if scope is not None and rows:
+            session_id = rows[0].session_id
+            cur.execute(f"SELECT {sql.SESSION_FTS_KEY}", [session_id])
+            key = int(cur.fetchone()[0]) << sql.FTS_SHIFT
+            marks = ", ".join(["%s"] * len(rows))
+            cur.execute(f"SELECT message_id, seq FROM arbor_message WHERE session_key = "
+                        f"{sql.SESSION_KEY} AND message_id IN ({marks})",
+                        [session_id, *(r.message_id for r in rows)])
+            seqs = dict(cur.fetchall())
+            index_rows(cur, [(key | seqs[r.message_id], r.tokens) for r in rows], scope)
 
     def replace_index(self, cur: Any, seq: int, tokens: Sequence[str], scope: Sequence[str]) -> None:
         return None  # the UPDATE's trigger did it (migration 0002), from parts and search_extra
@@ -107,14 +126,13 @@ class Sqlite(Shared):
         self, cur: Any, *, source_session: str, target_session: str, scope: Sequence[str]
     ) -> None:
         # The index keeps no bodies (contentless): each copy's is rebuilt from its row,
-        # which carries the source's search_extra.
-        cur.execute(
-            f"""INSERT INTO arbor_message_fts(rowid, body, scope)
-               SELECT ({sql.SESSION_FTS_KEY} << {sql.FTS_SHIFT}) | t.seq,
-                      arbor_search_body(t.parts, t.search_extra), %s
-               FROM arbor_message t WHERE t.session_key = {sql.SESSION_KEY}""",
-            [target_session, " ".join(scope), target_session],
-        )
+        # which carries the source's search_extra, and counted as any written row.
+        cur.execute(f"SELECT {sql.SESSION_FTS_KEY}", [target_session])
+        key = int(cur.fetchone()[0]) << sql.FTS_SHIFT
+        cur.execute("SELECT seq, parts, search_extra FROM arbor_message "
+                    f"WHERE session_key = {sql.SESSION_KEY}", [target_session])
+        index_rows(cur, [(key | seq, stored_tokens(parts, extra))
+                         for seq, parts, extra in cur.fetchall()], scope)
 
     def index_entry(self, cur: Any, seq: int, tokens: Sequence[str], namespace: str) -> None:
         cur.execute("DELETE FROM arbor_entry_fts WHERE rowid = %s", [seq])

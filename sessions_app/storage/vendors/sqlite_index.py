@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -35,6 +36,8 @@ from django.db.models.signals import post_migrate
 from memory_core.messages import project_text
 from memory_core.words import index_tokens
 
+from . import sqlite_counts
+
 
 def search_tokens(parts: list[dict[str, Any]] | str, extra: str | None) -> list[str]:
     """The tokens a message row indexes (parts as stored JSON text, or decoded)."""
@@ -43,8 +46,18 @@ def search_tokens(parts: list[dict[str, Any]] | str, extra: str | None) -> list[
     return tokens + extra.split() if extra else tokens
 
 
+@lru_cache(maxsize=64)
+def stored_tokens(parts: str, extra: str | None) -> tuple[str, ...]:
+    # A trigger asks for one row's body, terms and repeats in turn: tokenised once.
+    return tuple(search_tokens(parts, extra))
+
+
 def search_body(parts: str, extra: str | None) -> str:
-    return " ".join(search_tokens(parts, extra))
+    return " ".join(stored_tokens(parts, extra))
+
+
+def search_counted(parts: str, extra: str | None) -> str:
+    return sqlite_counts.counted_json(stored_tokens(parts, extra))
 
 
 # Pages written per merge step: a few milliseconds holding the write lock.
@@ -79,8 +92,9 @@ def merge_step(conn: sqlite3.Connection) -> bool:
 
 def _on_connect(sender: Any, connection: Any, **kwargs: Any) -> None:
     if connection.vendor == "sqlite":
-        connection.connection.create_function("arbor_search_body", 2, search_body,
-                                              deterministic=True)
+        raw = connection.connection
+        raw.create_function("arbor_search_body", 2, search_body, deterministic=True)
+        raw.create_function("arbor_search_counted", 2, search_counted, deterministic=True)
 
 
 def _after_flush(sender: Any, using: str = "default", **kwargs: Any) -> None:
@@ -96,6 +110,9 @@ def _after_flush(sender: Any, using: str = "default", **kwargs: Any) -> None:
                     "OR NOT EXISTS (SELECT 1 FROM arbor_message_fts_docsize)")
         if not cur.fetchone()[0]:
             cur.execute("INSERT INTO arbor_message_fts(arbor_message_fts) VALUES ('delete-all')")
+            cur.execute("SELECT name FROM sqlite_master WHERE name = 'arbor_search_df'")
+            if cur.fetchone() is not None:  # (a file not yet migrated past 0008 has none)
+                sqlite_counts.emptied(cur)
 
 
 def install() -> None:

@@ -1,10 +1,18 @@
-"""SQLite's message search: one FTS5 statement (a search is one query).
+"""SQLite's message search.
 
-It ranks as FTS5 does: rows holding every term first, then BM25 (vendors/__init__.py),
-then newest first. An agent's index rows are one rowid range (sql.FTS_SHIFT), so an
-agent-wide search walks only that range of the index; the session token stays in the
-match for a session search. The best `limit` rows are found on the index alone and only
-they are joined to their messages.
+It ranks as FTS5's bm25() does: rows holding every term first, then BM25
+(vendors/__init__.py), then newest first. An agent's index rows are one rowid range
+(sql.FTS_SHIFT), so an agent-wide search walks only that range of the index; the
+session token stays in the match for a session search.
+
+bm25() itself counts each term's documents by walking the term's postings over every
+agent's rows, so its cost grew with the whole database. The search computes the same
+scores itself instead (sqlite_rank.py), from counts kept beside the index
+(sqlite_counts.py), reading nothing outside its scope: the terms' statistics with each
+term's rows in the scope and their sizes, then the best `limit` messages (two queries). A query
+holding a stop word (whose repeats are not kept) is ranked by bm25() in one statement, and
+so is a search in an agent that holds a large share of the database (sqlite_rank.WHOLE_SHARE),
+after the statistics' query has said so.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ from typing import Any
 
 from .. import sql
 from ..rows import session_token
+from .sqlite_counts import UNCOUNTED
+from .sqlite_rank import agent_range, ranked
 
 
 def quoted(words: Sequence[str]) -> list[str]:
@@ -37,10 +47,7 @@ def fts5_match(words: Sequence[str], joiner: str, scope: str | None,
 
 
 # The agent's rowid range, as constants of the statement: FTS5 walks only that range.
-_AGENT_RANGE = (f"f.rowid BETWEEN (SELECT key << {sql.FTS_SHIFT} FROM arbor_search_key "
-                "WHERE agent_id = %s) "
-                f"AND (SELECT (key << {sql.FTS_SHIFT}) | {sql.FTS_SEQ} FROM arbor_search_key "
-                "WHERE agent_id = %s)")
+_AGENT_RANGE = agent_range("f.rowid")
 
 
 # One statement (a search is one query). The rows holding every term are found first
@@ -76,7 +83,42 @@ def sqlite_messages(
     cur: Any, *, agent_id: str, session_id: str | None, exclude_session_id: str | None,
     terms: Sequence[str], limit: int,
 ) -> list[tuple[Any, ...]]:
-    """(message_id, session_id, role, parts, created_at, score) best first (_MESSAGES)."""
+    """(message_id, session_id, role, parts, created_at, score) best first."""
+    if any(t in UNCOUNTED for t in terms):
+        return bm25_messages(cur, agent_id=agent_id, session_id=session_id,
+                             exclude_session_id=exclude_session_id, terms=terms, limit=limit)
+    scope = session_token(session_id) if session_id is not None else None
+    exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
+    matches = [fts5_match(quoted([t]), "OR", scope, exclude) for t in terms]
+    best = ranked(cur, agent_id=agent_id, terms=terms, matches=matches, limit=limit)
+    if best is None:
+        return bm25_messages(cur, agent_id=agent_id, session_id=session_id,
+                             exclude_session_id=exclude_session_id, terms=terms, limit=limit)
+    if not best:
+        return []
+    statement, session = (_HITS_IN_AGENT, []) if session_id is None else (_HITS_IN_SESSION,
+                                                                         [session_id])
+    cur.execute(statement.format(marks=", ".join(["%s"] * len(best))),
+                [*session, *(rowid & sql.FTS_SEQ for rowid, _ in best)])
+    found = {seq: row for seq, *row in cur.fetchall()}
+    # (an index row left without its message is left out, as the join of bm25's statement does)
+    return [(*found[rowid & sql.FTS_SEQ], score) for rowid, score in best
+            if rowid & sql.FTS_SEQ in found]
+
+
+# The best rows' messages (sqlite_rank found them on the index), seq first.
+_HITS_IN_SESSION = ("SELECT m.seq, m.message_id, %s, m.role, m.parts, m.created_at "
+                    "FROM arbor_message m WHERE m.seq IN ({marks})")
+_HITS_IN_AGENT = ("SELECT m.seq, m.message_id, s.id, m.role, m.parts, m.created_at "
+                  "FROM arbor_message m JOIN arbor_session s ON s.key = m.session_key "
+                  "WHERE m.seq IN ({marks})")
+
+
+def bm25_messages(
+    cur: Any, *, agent_id: str, session_id: str | None, exclude_session_id: str | None,
+    terms: Sequence[str], limit: int,
+) -> list[tuple[Any, ...]]:
+    """sqlite_messages by FTS5's bm25() in one statement (_MESSAGES)."""
     words = quoted(terms)
     scope = session_token(session_id) if session_id is not None else None
     exclude = session_token(exclude_session_id) if exclude_session_id is not None else None

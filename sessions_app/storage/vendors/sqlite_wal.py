@@ -12,7 +12,9 @@ alone never catches up with a busy writer, and the WAL would grow without end); 
 fires the pages are copied already, so it costs two fsyncs, in one append of ~200.
 
 When writes pause (QUIET_SECONDS without a change) the thread does the upkeep that
-would slow them down: it merges the search index's segments (sqlite_index.merge_step),
+would slow them down: it folds the search counts' pending rows (sqlite_counts.fold_step;
+also while writes go on, once FOLD_AT rows are pending), merges the search index's
+segments (sqlite_index.merge_step),
 a bounded step at a time, then empties the WAL file with a TRUNCATE checkpoint. The WAL
 file otherwise keeps the size it once reached (SQLite reuses it from the top): 16 MB
 after any burst of writes, beside a database of a few MB. Neither waits for a lock: a
@@ -35,7 +37,7 @@ from typing import Any
 
 from django.db.backends.signals import connection_created
 
-from . import sqlite_index
+from . import sqlite_counts, sqlite_index
 
 # Seconds between looks at the WAL: soon again while it grows (a busy writer fills the
 # 1,000 pages in ~30 ms and the copy must keep up), backing off to IDLE when it is still.
@@ -53,6 +55,8 @@ QUIET_SECONDS = 1.0
 # Seconds between two steps of the index merge: a writer waiting for the lock (SQLite's
 # busy handler retries after 1, 2, 5, ... ms) gets it in between.
 MERGE_GAP = 0.01
+# Seconds between two folds of the search counts while writes go on.
+FOLD_GAP = 0.1
 _started: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
 _stop = threading.Event()  # set at exit: the threads close their connections
@@ -64,6 +68,7 @@ def _checkpointer(path: str) -> None:
     changed = time.monotonic()
     settled = False  # upkeep done since the last write seen
     conn: sqlite3.Connection | None = None
+    folded = 0.0
     try:
         interval = IDLE
         while not _stop.wait(interval):
@@ -80,13 +85,19 @@ def _checkpointer(path: str) -> None:
                                            isolation_level=None)
                     conn.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
                 _checkpoint(conn, "PASSIVE")
+                # Under writes without a pause, the search counts' pending rows are folded
+                # once there are FOLD_AT of them, a step every FOLD_GAP at most: writers
+                # waiting on the lock (their busy handler sleeps up to 100 ms) get it.
+                if time.monotonic() - folded > FOLD_GAP:
+                    sqlite_counts.fold_step(conn, at_least=sqlite_counts.FOLD_AT)
+                    folded = time.monotonic()
                 continue
             interval = min(IDLE, interval * 2)
             if settled or conn is None or time.monotonic() - changed < QUIET_SECONDS:
                 continue
-            # Writes paused: merge the search index a step at a time (a writer coming back
-            # waits for one step at most), then empty the WAL file.
-            if sqlite_index.merge_step(conn):
+            # Writes paused: fold the search counts and merge the search index a step at a
+            # time (a writer coming back waits for one step at most), then empty the WAL.
+            if sqlite_counts.fold_step(conn) or sqlite_index.merge_step(conn):
                 interval = MERGE_GAP
             elif _give_back_free_pages(conn):  # the merges' freed pages (if busy: next look)
                 settled = _checkpoint(conn, "TRUNCATE")  # if busy, the next look retries
