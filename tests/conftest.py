@@ -95,6 +95,15 @@ def session_key(session_id: str) -> int:
 
 
 @pytest.fixture(autouse=True)
+def _search_paths_asked_again():
+    """SQLite keeps which agents' searches bm25() ranks (vendors/sqlite_search.py): each
+    test starts without that, so its query counts do not depend on the tests before it."""
+    from sessions_app.storage.vendors.sqlite_search import forget_bm25_agents
+
+    forget_bm25_agents()
+
+
+@pytest.fixture(autouse=True)
 def _embeddings_off(settings, monkeypatch):
     """Search by meaning off unless a test turns it on (tests/semantic): no test pays for
     the model or for a background worker it does not look at; servers it starts inherit."""

@@ -17,6 +17,7 @@ after the statistics' query has said so.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,19 +80,35 @@ _IN_AGENT = _MESSAGES.format(session="s.id",
                              join="JOIN arbor_session s ON s.key = m.session_key")
 
 
+# Agents whose searches bm25() ranks for less (sqlite_rank.WHOLE_SHARE), until when: an
+# agent's share of the database moves slowly, so the answer is kept BM25_SECONDS and
+# such a search skips the statistics' statement. Either path gives the same scores.
+BM25_SECONDS = 30.0
+BM25_AGENTS_KEPT = 10_000
+_bm25_until: dict[str, float] = {}
+
+
+def forget_bm25_agents() -> None:
+    """Ask again at each agent's next search (tests; after a bulk delete)."""
+    _bm25_until.clear()
+
+
 def sqlite_messages(
     cur: Any, *, agent_id: str, session_id: str | None, exclude_session_id: str | None,
     terms: Sequence[str], limit: int,
 ) -> list[tuple[Any, ...]]:
     """(message_id, session_id, role, parts, created_at, score) best first."""
-    if any(t in UNCOUNTED for t in terms):
+    if any(t in UNCOUNTED for t in terms) or _bm25_until.get(agent_id, 0.0) > time.monotonic():
         return bm25_messages(cur, agent_id=agent_id, session_id=session_id,
                              exclude_session_id=exclude_session_id, terms=terms, limit=limit)
     scope = session_token(session_id) if session_id is not None else None
     exclude = session_token(exclude_session_id) if exclude_session_id is not None else None
     matches = [fts5_match(quoted([t]), "OR", scope, exclude) for t in terms]
     best = ranked(cur, agent_id=agent_id, terms=terms, matches=matches, limit=limit)
-    if best is None:
+    if best is None:  # bm25() ranks this agent's searches for less: for a while, at once
+        if len(_bm25_until) >= BM25_AGENTS_KEPT:
+            _bm25_until.clear()
+        _bm25_until[agent_id] = time.monotonic() + BM25_SECONDS
         return bm25_messages(cur, agent_id=agent_id, session_id=session_id,
                              exclude_session_id=exclude_session_id, terms=terms, limit=limit)
     if not best:
