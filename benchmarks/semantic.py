@@ -55,6 +55,16 @@ def _vectors(agent_id: str, model: str, dim: int) -> None:
                 for (seq, parts), v in zip(chunk, made, strict=True)])
 
 
+def settle() -> None:
+    """Postgres: what autovacuum does after a load like this one (the planner's statistics
+    of the new rows), done now, since a server may run with autovacuum off."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE")
+
+
 def run(messages: int, progress=print, repeat: int = 1) -> list[str]:  # type: ignore[no-untyped-def]
     from django.contrib.auth import get_user_model
 
@@ -74,6 +84,7 @@ def run(messages: int, progress=print, repeat: int = 1) -> list[str]:  # type: i
     dim = embedder.dim or len(embedder.embed_query("size"))
     progress("semantic: storing their vectors")
     _vectors(manager.agent_id, embedder.model, dim)
+    settle()
     # The messages' own vocabulary (the corpus' default seed makes its words), other picks
     # than the fill's: a Corpus(seed=11) has other made-up words, none of which the
     # messages hold, so each word search matched common words only and scored all their rows.

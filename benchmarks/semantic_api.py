@@ -32,7 +32,7 @@ def run(messages: int = MESSAGES, progress=print) -> list[str]:  # type: ignore[
     from sessions_app.semantic import config
 
     from .corpus import Corpus
-    from .semantic import _fill, _vectors
+    from .semantic import _fill, _vectors, settle
 
     embedder = config.embedder()
     if embedder is None:
@@ -44,6 +44,7 @@ def run(messages: int = MESSAGES, progress=print) -> list[str]:  # type: ignore[
     _fill(manager, messages)
     dim = embedder.dim or len(embedder.embed_query("size"))
     _vectors(manager.agent_id, embedder.model, dim)
+    settle()
     _, raw_key = create_key(user)
     client = Client(headers={"Authorization": f"Bearer {raw_key}"})
     url = f"/api/v1/agents/{agent.id}/search"
