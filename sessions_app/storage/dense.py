@@ -61,9 +61,10 @@ class Dense:
     ) -> DenseScan:
         """The agent's vectors by `model` as stored now, scoped; the scan needs no query."""
         with hot.cursor() as cur:
-            held = vector_index.agent_vectors(cur, agent_id=agent_id, model=model)
-            pending = vectors.pending_count(cur, model=model, agent_id=agent_id,
-                                            embedded=held.rows)
+            top, deleted, messages = vectors.state(cur, agent_id=agent_id, model=model)
+            held = vector_index.agent_vectors(cur, agent_id=agent_id, model=model,
+                                              state=(top, deleted))
+            pending = max(0, messages - held.rows)
             if not held.size:
                 return Scan(held, pending, 0)
             session_key = self._key(cur, session_id)

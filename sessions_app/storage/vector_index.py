@@ -167,9 +167,11 @@ _cache: OrderedDict[tuple[str, str], AgentVectors] = OrderedDict()
 _lock = threading.Lock()
 
 
-def agent_vectors(cur: Any, *, agent_id: str, model: str) -> AgentVectors:
-    """The agent's vectors by `model`, as stored now (one two-key read when cached)."""
-    top, deleted = vectors.state(cur, agent_id=agent_id, model=model)
+def agent_vectors(cur: Any, *, agent_id: str, model: str,
+                  state: tuple[int, int] | None = None) -> AgentVectors:
+    """The agent's vectors by `model`, as stored now (one two-key read when cached);
+    `state`: vectors.state's first two, when the caller read them."""
+    top, deleted = state or vectors.state(cur, agent_id=agent_id, model=model)[:2]
     key = (agent_id, model)
     with _lock:
         cached = _cache.get(key)

@@ -32,9 +32,12 @@ STORE = """INSERT INTO arbor_message_vector
     ON CONFLICT (message_seq) DO NOTHING"""
 # The highest id (an index's last entry) and the agent's deletes (one key): never a count,
 # which reads every index entry of the agent.
+# With the agent's message count too, so a search learns what is pending in the same query.
 STATE = """SELECT (SELECT coalesce(max(id), 0) FROM arbor_message_vector
                    WHERE agent_id = %s AND model = %s),
-                  (SELECT coalesce(max(n), 0) FROM arbor_vector_deletes WHERE agent_id = %s)"""
+                  (SELECT coalesce(max(n), 0) FROM arbor_vector_deletes WHERE agent_id = %s),
+                  (SELECT coalesce(sum(message_count), 0) FROM arbor_session
+                   WHERE agent_id = %s)"""
 COUNT = "SELECT count(*) FROM arbor_message_vector WHERE agent_id = %s AND model = %s"
 ROWS_AFTER = """SELECT id, message_seq, session_key, dim, scale, vector
     FROM arbor_message_vector WHERE agent_id = %s AND model = %s AND id > %s ORDER BY id"""
@@ -90,12 +93,12 @@ def stored_dim(cur: Any, *, model: str) -> int | None:
     return int(row[0]) if row else None
 
 
-def state(cur: Any, *, agent_id: str, model: str) -> tuple[int, int]:
-    """(highest id of the agent's vectors by `model`, vectors of the agent ever deleted):
-    a cache read at the same state holds them all."""
-    cur.execute(STATE, [agent_id, model, agent_id])
-    top, deleted = cur.fetchone()
-    return int(top), int(deleted)
+def state(cur: Any, *, agent_id: str, model: str) -> tuple[int, int, int]:
+    """(highest id of the agent's vectors by `model`, vectors of the agent ever deleted,
+    the agent's messages): a cache read at the same first two holds them all."""
+    cur.execute(STATE, [agent_id, model, agent_id, agent_id])
+    top, deleted, messages = cur.fetchone()
+    return int(top), int(deleted), int(messages)
 
 
 def count(cur: Any, *, agent_id: str, model: str) -> int:

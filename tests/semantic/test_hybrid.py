@@ -4,6 +4,7 @@ its start; a failing embedder leaves words; scope=path recalls one branch."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 
 from memory_core import InvalidInput
 from sessions_app.semantic.embed import embed_all
@@ -142,3 +143,21 @@ def test_the_floor_never_drops_what_the_words_found():
     assert [(h.id, h.matched) for h in fused] == [("w", "both")]
     fused = fuse([hit("w", 3.0)], [hit("m", 0.5), hit("w", 0.4)], floor=0.0)
     assert sorted((h.id, h.matched) for h in fused) == [("m", "meaning"), ("w", "both")]
+
+
+@pytest.mark.parametrize("scope", ["session", "agent"])
+def test_a_hybrid_search_takes_a_fixed_number_of_queries(manager, session, fake_embeddings,
+                                                         scope, django_assert_num_queries):
+    """The vectors' state and the pending count are one statement; the words' as words
+    alone take (2; 1 on SQLite once bm25() is known to rank this agent); then the session's
+    key when scoped (1) and the meaning hits' rows (1): the same however many messages
+    the agent holds."""
+    search = session.search if scope == "session" else manager.search
+    for size in (3, 60):
+        _fill(session, [f"picked up the new Skoda number {i}" for i in range(size)])
+        embed_all(fake_embeddings)
+        search("car")  # the agent's vectors read into memory, its bm25 choice learnt
+        words = 1 if connection.vendor == "sqlite" else 2
+        with django_assert_num_queries(words + 1 + (scope == "session") + 1):
+            hits = search("What car do I drive now?")
+        assert hits.semantic == "on" and hits.pending == 0 and hits
