@@ -1,5 +1,5 @@
 """What SQLite's BM25 needs besides the FTS5 index, kept so a search never counts over
-other agents' rows (issue 27; migration 0008).
+other agents' rows (issue 27; migration 0009).
 
 FTS5's own `bm25()` counts each query term's documents by walking that term's postings
 over the whole index, every agent's: a search cost grew with everyone's data. The
@@ -59,7 +59,7 @@ APPENDED = ("INSERT INTO arbor_search_pending(sign, size, terms, repeats, row) "
 
 def appended_values(tokens: Sequence[str]) -> tuple[int, str, str | None]:
     """APPENDED's parameters before the rowid's: its trigger files the repeat counts
-    (migration 0008)."""
+    (migration 0009)."""
     terms, repeated = row_terms(tokens)
     return len(tokens) + 2, terms, orjson.dumps(dict(repeated)).decode() if repeated else None
 
