@@ -32,13 +32,27 @@ demo-password: install
 shell: install
 	$(BIN)/python manage.py shell
 
-# Lint and type-check first (cheap), then the whole suite on SQLite, then on Postgres
-# when DATABASE_URL names it.
+# Lint and type-check first (cheap), then the whole suite on SQLite and, when DATABASE_URL
+# names PostgreSQL, on Postgres at the same time, in two lanes that never run browser tests
+# together (two browsers and their servers at once starve a 2-core machine): SQLite runs
+# its browser tests first, Postgres last. The lanes share nothing (a file, a database and
+# a Redis database of their own). Postgres's output streams, SQLite's is printed when both
+# are done. Fails when any part fails.
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 test: install lint typecheck chromium
-	DATABASE_URL= $(BIN)/python -m pytest -q
-	@case "$$DATABASE_URL" in postgres*) \
-		echo "--- the same suite on PostgreSQL ($$DATABASE_URL)"; \
-		$(BIN)/python -m pytest -q -p no:cacheprovider ;; \
+	@case "$$DATABASE_URL" in \
+	postgres*) \
+		echo "--- the suite on SQLite and on PostgreSQL ($$DATABASE_URL), side by side"; \
+		( export DATABASE_URL= ARBOR_TEST_REDIS_URL=redis://127.0.0.1:6379/8; \
+		  $(PYTEST) tests/ui; ui=$$?; $(PYTEST) --ignore=tests/ui; rest=$$?; \
+		  test $$ui -eq 0 && test $$rest -eq 0 ) > .test-sqlite.log 2>&1 & \
+		sqlite=$$!; \
+		$(PYTEST) --ignore=tests/ui; rest=$$?; $(PYTEST) tests/ui; ui=$$?; \
+		wait $$sqlite; sqlite=$$?; \
+		echo "--- the suite on SQLite (browser tests first)"; cat .test-sqlite.log; \
+		echo "SQLite: exit $$sqlite; PostgreSQL: exit $$rest (browser tests aside), $$ui (browser tests)"; \
+		test $$sqlite -eq 0 && test $$rest -eq 0 && test $$ui -eq 0 ;; \
+	*) DATABASE_URL= $(PYTEST) ;; \
 	esac
 
 test-sqlite: install chromium

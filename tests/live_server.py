@@ -70,7 +70,7 @@ def running_daphne(tmp_path: Path, *, env: Mapping[str, str] | None = None,
         finally:
             process.terminate()
             try:
-                process.wait(timeout=10)
+                process.wait(timeout=3)
             except subprocess.TimeoutExpired:
                 process.kill()
 
