@@ -142,3 +142,41 @@ def test_the_floor_never_drops_what_the_words_found():
     assert [(h.id, h.matched) for h in fused] == [("w", "both")]
     fused = fuse([hit("w", 3.0)], [hit("m", 0.5), hit("w", 0.4)], floor=0.0)
     assert sorted((h.id, h.matched) for h in fused) == [("m", "meaning"), ("w", "both")]
+
+
+def _hit(mid, score):
+    from datetime import UTC, datetime
+
+    from memory_core.search import SearchHit
+
+    return SearchHit(id=mid, session_id="s", role="user", content=mid,
+                     created_at=datetime(2026, 1, 1, tzinfo=UTC), rank=1, score=score)
+
+
+def test_a_meaning_match_outranks_all_but_the_first_one_word_match():
+    """Reciprocal rank: the nearest by meaning scores as the words' first hit does (a tie
+    goes to the words: an exact name or id), so it comes above every later word match,
+    however many share one common word with the question."""
+    from memory_core.hybrid import fuse
+
+    lexical = [_hit(f"w{n}", 5.0 - n) for n in range(1, 6)]
+    fused = fuse(lexical, [_hit("m", 0.6)], floor=0.25, margin=0.2)
+    assert [h.id for h in fused] == ["w1", "m", "w2", "w3", "w4", "w5"]
+    assert fused[1].matched == "meaning"
+
+
+def test_the_margin_is_the_embedders_own(manager, session, fake_embeddings, monkeypatch):
+    """A message found by meaning alone must come within the embedder's margin of the best
+    cosine (hybrid.DENSE_MARGIN when it has none): models spread their cosines differently."""
+    from memory_core.hybrid import fuse
+
+    dense = [_hit("a", 0.60), _hit("b", 0.45), _hit("c", 0.35)]
+    assert [h.id for h in fuse([], dense)] == ["a"]  # DENSE_MARGIN 0.1
+    assert [h.id for h in fuse([], dense, margin=0.2)] == ["a", "b"]
+    skoda, tiramisu = _fill(session, ["picked up the new Skoda yesterday, car is great",
+                                      "I could eat tiramisu every day, the car is parked"])
+    embed_all(fake_embeddings)
+    narrow = [h.id for h in manager.search("skoda", 5)]
+    monkeypatch.setattr(fake_embeddings, "margin", 1.0, raising=False)
+    wide = [h.id for h in manager.search("skoda", 5)]
+    assert narrow == [skoda.id] and wide == [skoda.id, tiramisu.id]
