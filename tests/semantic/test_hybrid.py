@@ -111,6 +111,9 @@ def test_the_recall_harness_scores_hybrid_beside_words(db, fake_embeddings):
     assert report.words is not None and report.embedder == "fake-hash-64"
     assert "hybrid/words/bm25" in report.table()
     assert report.arbor["vocabulary"].mrr() > report.words["vocabulary"].mrr()
+    # Questions nothing in the set answers: how many got a (false) hit by meaning.
+    assert report.unrelated is not None and report.unrelated[1] == len(harness.load_unrelated())
+    assert f"unrelated questions with a hit by meaning: {report.unrelated[0]} of" in report.table()
 
 
 def test_a_question_nothing_answers_gets_no_hit_by_meaning(manager, session, fake_embeddings,
