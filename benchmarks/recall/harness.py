@@ -273,9 +273,11 @@ def _misses(arbor: dict[str, Scores], plain: dict[str, Scores],
 
 
 def run(progress: Callable[[str], None] = lambda _m: None, *,
-        embedder: Any = None) -> Report:
+        embedder: Any = None, distractors: int = 0) -> Report:
     """Load the set into a new agent of the current Django database and score it; with
-    an `embedder`, embed it and score hybrid search beside words alone."""
+    an `embedder`, embed it and score hybrid search beside words alone. `distractors`:
+    as many real sentences that answer nothing (distractors.py) are loaded first, in
+    sessions of their own, so the set's messages stay the newest."""
     from django.contrib.auth import get_user_model
     from django.db import connection
 
@@ -286,8 +288,15 @@ def run(progress: Callable[[str], None] = lambda _m: None, *,
     user, _ = get_user_model().objects.get_or_create(username="arbor-recall")
     manager = SessionManager.for_agent(Agent.objects.create(owner=user, name="recall set"))
     manager.config.embedder = (lambda: embedder)
+    extra: list[int] = []  # the distractors' sessions, by their length
+    if distractors:
+        from .distractors import messages as distracting
+
+        for n, batch in enumerate(distracting(distractors)):
+            manager.get_session(manager.create(f"distractors {n}").id).append_messages(batch)
+            extra.append(len(batch))
     progress(f"recall set: loading {len(sessions)} sessions")
-    messages = load(manager, sessions)
+    messages = load(manager, sessions) + sum(extra)
     words: dict[str, Scores] | None = None
     if embedder is not None:
         from sessions_app.semantic.embed import embed_all
@@ -302,7 +311,7 @@ def run(progress: Callable[[str], None] = lambda _m: None, *,
     if embedder is not None:
         others = load_unrelated()
         unrelated = (false_hits(manager, others), len(others))
-    return Report(connection.vendor, len(questions), len(sessions), messages,
+    return Report(connection.vendor, len(questions), len(sessions) + len(extra), messages,
                   time.perf_counter() - started, arbor, plain, _misses(arbor, plain, words),
                   details=details, words=words, embedder=getattr(embedder, "model", ""),
                   unrelated=unrelated)

@@ -116,6 +116,17 @@ def test_the_recall_harness_scores_hybrid_beside_words(db, fake_embeddings):
     assert f"unrelated questions with a hit by meaning: {report.unrelated[0]} of" in report.table()
 
 
+def test_the_recall_harness_loads_distractors_beside_the_set(db, fake_embeddings):
+    from benchmarks.recall import distractors, harness
+
+    first = distractors.sentences(700)
+    assert len(first) == len(set(first)) == 700 and first == distractors.sentences(700)
+    plain = harness.run(embedder=fake_embeddings)
+    wider = harness.run(embedder=fake_embeddings, distractors=700)
+    assert (wider.messages, wider.sessions) == (plain.messages + 700, plain.sessions + 2)
+    assert len(wider.arbor["all"].ranks) == len(plain.arbor["all"].ranks)
+
+
 def test_a_question_nothing_answers_gets_no_hit_by_meaning(manager, session, fake_embeddings,
                                                             monkeypatch):
     """Below the embedder's floor a message found by meaning alone is no hit: the nearest
