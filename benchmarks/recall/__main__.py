@@ -11,6 +11,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.recall", description=__doc__)
     parser.add_argument("--misses", action="store_true",
                         help="list the questions whose answer is not the top hit")
+    parser.add_argument("--distractors", type=int, default=0, metavar="N",
+                        help="load N real sentences that answer nothing beside the set "
+                             "(a larger agent; benchmarks/recall/distractors.py)")
     args = parser.parse_args(argv)
     from .. import database
 
@@ -21,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from . import harness
 
-        report = harness.run(lambda m: print(m, file=sys.stderr), embedder=config.embedder())
+        report = harness.run(lambda m: print(m, file=sys.stderr), embedder=config.embedder(),
+                             distractors=args.distractors)
     if args.misses:
         print(report.misses_text())
     print(report.table())

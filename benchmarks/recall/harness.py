@@ -75,6 +75,9 @@ class Report:
     words: dict[str, Scores] | None = None  # Arbor by words alone, when `arbor` is hybrid
     embedder: str = ""
     details: list[tuple[Question, list[str], list[str]]] = field(default_factory=list)
+    # Questions nothing in the set answers (unrelated.json) that got a hit found by meaning
+    # alone (false hits; with an embedder only), of how many.
+    unrelated: tuple[int, int] | None = None
 
     def misses_text(self) -> str:
         """Questions whose top hit is not an answer: Arbor's and plain BM25's top 3."""
@@ -113,6 +116,9 @@ class Report:
                         f"{cell(lambda x: x.recall(1), '5.1f')}  "
                         f"{cell(lambda x: x.recall(5), '5.1f')}  "
                         f"{cell(Scores.mrr, '5.3f')}  {fixed}")
+        if self.unrelated is not None:
+            rows.append(f"unrelated questions with a hit by meaning: {self.unrelated[0]} of "
+                        f"{self.unrelated[1]}")
         if hybrid:
             rows.append(f"targets: hybrid R@5 >= {TARGET_HYBRID_R5:.0f}, vocabulary R@5 >= "
                         f"{TARGET_VOCABULARY_R5:.0f}, corrected fact first >= "
@@ -226,6 +232,15 @@ def evaluate(manager: SessionManager, questions: Sequence[Question],
     return arbor, plain
 
 
+def load_unrelated(path: Path = HERE / "unrelated.json") -> list[str]:
+    return [q["q"] for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]
+
+
+def false_hits(manager: SessionManager, questions: Sequence[str]) -> int:
+    """How many of `questions` (which nothing answers) get a hit found by meaning alone."""
+    return sum(any(h.matched == "meaning" for h in manager.search(q, K)) for q in questions)
+
+
 def _misses(arbor: dict[str, Scores], plain: dict[str, Scores],
             words: dict[str, Scores] | None = None) -> list[str]:
     misses = []
@@ -258,9 +273,11 @@ def _misses(arbor: dict[str, Scores], plain: dict[str, Scores],
 
 
 def run(progress: Callable[[str], None] = lambda _m: None, *,
-        embedder: Any = None) -> Report:
+        embedder: Any = None, distractors: int = 0) -> Report:
     """Load the set into a new agent of the current Django database and score it; with
-    an `embedder`, embed it and score hybrid search beside words alone."""
+    an `embedder`, embed it and score hybrid search beside words alone. `distractors`:
+    as many real sentences that answer nothing (distractors.py) are loaded first, in
+    sessions of their own, so the set's messages stay the newest."""
     from django.contrib.auth import get_user_model
     from django.db import connection
 
@@ -271,8 +288,15 @@ def run(progress: Callable[[str], None] = lambda _m: None, *,
     user, _ = get_user_model().objects.get_or_create(username="arbor-recall")
     manager = SessionManager.for_agent(Agent.objects.create(owner=user, name="recall set"))
     manager.config.embedder = (lambda: embedder)
+    extra: list[int] = []  # the distractors' sessions, by their length
+    if distractors:
+        from .distractors import messages as distracting
+
+        for n, batch in enumerate(distracting(distractors)):
+            manager.get_session(manager.create(f"distractors {n}").id).append_messages(batch)
+            extra.append(len(batch))
     progress(f"recall set: loading {len(sessions)} sessions")
-    messages = load(manager, sessions)
+    messages = load(manager, sessions) + sum(extra)
     words: dict[str, Scores] | None = None
     if embedder is not None:
         from sessions_app.semantic.embed import embed_all
@@ -283,6 +307,11 @@ def run(progress: Callable[[str], None] = lambda _m: None, *,
     progress(f"recall set: {len(questions)} questions")
     details: list[tuple[Question, list[str], list[str]]] = []
     arbor, plain = evaluate(manager, questions, details, words)
-    return Report(connection.vendor, len(questions), len(sessions), messages,
+    unrelated = None
+    if embedder is not None:
+        others = load_unrelated()
+        unrelated = (false_hits(manager, others), len(others))
+    return Report(connection.vendor, len(questions), len(sessions) + len(extra), messages,
                   time.perf_counter() - started, arbor, plain, _misses(arbor, plain, words),
-                  details=details, words=words, embedder=getattr(embedder, "model", ""))
+                  details=details, words=words, embedder=getattr(embedder, "model", ""),
+                  unrelated=unrelated)

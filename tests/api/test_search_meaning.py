@@ -54,3 +54,14 @@ def test_bad_scope_or_leaf_is_422_or_404(api, session_id):
         response = api.get(f"/sessions/{session_id}/search", q="car", **params)
         assert response.status_code == status, (params, response.content)
         assert response.json()["detail"]
+
+
+def test_the_embeddings_state_names_the_chosen_offline_model(api, agent_id, settings):
+    """The model's name comes from the embedder (its `.model`): USE by default, e5 when
+    ARBOR_EMBEDDINGS_LOCAL says so."""
+    from memory_core.embedders import LOCAL_MODEL, USE_MODEL
+
+    settings.ARBOR_EMBEDDINGS = "on"
+    assert ok(api.get(f"/agents/{agent_id}/embeddings"))["model"] == USE_MODEL
+    settings.ARBOR_EMBEDDINGS_LOCAL = "e5"
+    assert ok(api.get(f"/agents/{agent_id}/embeddings"))["model"] == LOCAL_MODEL

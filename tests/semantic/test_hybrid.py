@@ -112,6 +112,20 @@ def test_the_recall_harness_scores_hybrid_beside_words(db, fake_embeddings):
     assert report.words is not None and report.embedder == "fake-hash-64"
     assert "hybrid/words/bm25" in report.table()
     assert report.arbor["vocabulary"].mrr() > report.words["vocabulary"].mrr()
+    # Questions nothing in the set answers: how many got a (false) hit by meaning.
+    assert report.unrelated is not None and report.unrelated[1] == len(harness.load_unrelated())
+    assert f"unrelated questions with a hit by meaning: {report.unrelated[0]} of" in report.table()
+
+
+def test_the_recall_harness_loads_distractors_beside_the_set(db, fake_embeddings):
+    from benchmarks.recall import distractors, harness
+
+    first = distractors.sentences(700)
+    assert len(first) == len(set(first)) == 700 and first == distractors.sentences(700)
+    plain = harness.run(embedder=fake_embeddings)
+    wider = harness.run(embedder=fake_embeddings, distractors=700)
+    assert (wider.messages, wider.sessions) == (plain.messages + 700, plain.sessions + 2)
+    assert len(wider.arbor["all"].ranks) == len(plain.arbor["all"].ranks)
 
 
 def test_a_question_nothing_answers_gets_no_hit_by_meaning(manager, session, fake_embeddings,
@@ -161,3 +175,41 @@ def test_a_hybrid_search_takes_a_fixed_number_of_queries(manager, session, fake_
         with django_assert_num_queries(words + 1 + (scope == "session") + 1):
             hits = search("What car do I drive now?")
         assert hits.semantic == "on" and hits.pending == 0 and hits
+
+
+def _hit(mid, score):
+    from datetime import UTC, datetime
+
+    from memory_core.search import SearchHit
+
+    return SearchHit(id=mid, session_id="s", role="user", content=mid,
+                     created_at=datetime(2026, 1, 1, tzinfo=UTC), rank=1, score=score)
+
+
+def test_a_meaning_match_outranks_all_but_the_first_one_word_match():
+    """Reciprocal rank: the nearest by meaning scores as the words' first hit does (a tie
+    goes to the words: an exact name or id), so it comes above every later word match,
+    however many share one common word with the question."""
+    from memory_core.hybrid import fuse
+
+    lexical = [_hit(f"w{n}", 5.0 - n) for n in range(1, 6)]
+    fused = fuse(lexical, [_hit("m", 0.6)], floor=0.25, margin=0.2)
+    assert [h.id for h in fused] == ["w1", "m", "w2", "w3", "w4", "w5"]
+    assert fused[1].matched == "meaning"
+
+
+def test_the_margin_is_the_embedders_own(manager, session, fake_embeddings, monkeypatch):
+    """A message found by meaning alone must come within the embedder's margin of the best
+    cosine (hybrid.DENSE_MARGIN when it has none): models spread their cosines differently."""
+    from memory_core.hybrid import fuse
+
+    dense = [_hit("a", 0.60), _hit("b", 0.45), _hit("c", 0.35)]
+    assert [h.id for h in fuse([], dense)] == ["a"]  # DENSE_MARGIN 0.1
+    assert [h.id for h in fuse([], dense, margin=0.2)] == ["a", "b"]
+    skoda, tiramisu = _fill(session, ["picked up the new Skoda yesterday, car is great",
+                                      "I could eat tiramisu every day, the car is parked"])
+    embed_all(fake_embeddings)
+    narrow = [h.id for h in manager.search("skoda", 5)]
+    monkeypatch.setattr(fake_embeddings, "margin", 1.0, raising=False)
+    wide = [h.id for h in manager.search("skoda", 5)]
+    assert narrow == [skoda.id] and wide == [skoda.id, tiramisu.id]
