@@ -298,3 +298,25 @@ def test_a_bulk_write_in_a_savepoint_rolled_back_leaves_the_counts_exact(manager
             raise RuntimeError
         session.append_messages(chat(5, "after"))
     assert_exact()
+
+
+@pytest.mark.parametrize("updated_at", ["2024-05-01T10:00:00.123456+02:00",
+                                        "2024-05-01T08:00:00.123456Z"])
+def test_a_restored_session_is_described_as_read_back(manager, updated_at):
+    """restore_session describes the new row without reading it back: the same as a read,
+    times included (given as text with an offset, as a JSON document has them)."""
+    source = manager.get_session(manager.create("described").id)
+    source.append_messages(chat(6))
+    document = orjson.loads(orjson.dumps(export_session(manager, source.id)))
+    document["session"]["updated_at"] = updated_at
+    info = import_session(manager, document)
+    assert info.to_dict() == manager.get(info.id).to_dict()
+    fmt, value = read(orjson.dumps([{
+        "title": "t", "conversation_id": "described", "current_node": "a",
+        "create_time": 1_700_000_000.5, "update_time": 1_700_000_100.25,
+        "mapping": {"a": {"id": "a", "parent": None, "children": [], "message": {
+            "id": "a", "author": {"role": "user"},
+            "content": {"content_type": "text", "parts": ["hello"]}}}}}]))
+    summary = import_conversations(manager, fmt, conversations(fmt, value))
+    imported = manager.get(summary.sessions[0]["id"])
+    assert imported.message_count == 1
