@@ -51,10 +51,12 @@ _POSTGRES_ADD = """
     ON CONFLICT (term, slot) DO UPDATE SET df = t.df + excluded.df"""
 # Postgres takes the seqs (adding the counts first, unless they are held for the end of
 # the transaction: counts_once) and sets the flag that makes the COPY's trigger count
-# nothing (migration 0008).
+# nothing (migration 0008). The sequence is named once (an InitPlan): looked up per row,
+# it cost three times the nextval()s.
 _POSTGRES_SEQS = """
     SELECT s.key, NULL, s.agent_id,
-           (SELECT array_agg(nextval(pg_get_serial_sequence('arbor_message', 'seq')))
+           (SELECT array_agg(nextval(
+               (SELECT pg_get_serial_sequence('arbor_message', 'seq'))::regclass))
             FROM generate_series(1, %s)),
            set_config('arbor.terms_counted', 'next', true)
     FROM arbor_session s WHERE s.id = %s"""
