@@ -142,8 +142,10 @@ class SessionStorage(ContextStorage, Protocol):
         """Free what this thread holds (e.g. its database connection): async callers run
         turns in worker threads that end afterwards."""
 
-    def transaction(self) -> AbstractContextManager[Any]:
-        """One transaction around a write and the events it emits (nested: a savepoint)."""
+    def transaction(self, *, bulk_writes: bool = False) -> AbstractContextManager[Any]:
+        """One transaction around a write and the events it emits (nested: a savepoint).
+        bulk_writes: many bulk writes follow (an import of many conversations), so the
+        storage may do once, at the end, what each would do (still inside it)."""
 
     def set_status(self, session_id: str, status: str) -> None:
         """What the session is doing now (idle, thinking, compacting, error)."""

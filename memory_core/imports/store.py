@@ -41,7 +41,7 @@ def import_conversations(
     storage = manager.storage
     summary = ImportSummary(fmt)
     seen: set[str] = set()
-    with storage.transaction():
+    with storage.transaction(bulk_writes=True):
         for conv in conversations:
             planned = plan(conv)  # checked even when skipped: a bad file imports nothing
             if len(conv.id) > MAX_ID_LENGTH:

@@ -43,9 +43,9 @@ class OrmStorage(Imported, Overlays, Branches, Claims, Dense):
         """Close this thread's connection: async callers run turns in worker threads."""
         connection.close()
 
-    def transaction(self) -> Any:
+    def transaction(self, *, bulk_writes: bool = False) -> Any:
         """The engine's write and the events it emits commit together (events.py)."""
-        return engine_transaction()
+        return engine_transaction(bulk_writes=bulk_writes)
 
 
 if TYPE_CHECKING:  # mypy checks every member against the engine's Protocol, signatures too

@@ -42,9 +42,10 @@ _engine = threading.local()
 
 
 @contextmanager
-def engine_transaction() -> Iterator[None]:
-    """The engine's transaction around a write and its events (OrmStorage.transaction)."""
-    with transaction.atomic():
+def engine_transaction(*, bulk_writes: bool = False) -> Iterator[None]:
+    """The engine's transaction around a write and its events (OrmStorage.transaction);
+    with bulk_writes, their term statistics are added once, at its end (bulk.counts_once)."""
+    with transaction.atomic(), bulk.counts_once() if bulk_writes else nullcontext():
         _engine.depth = getattr(_engine, "depth", 0) + 1
         try:
             yield

@@ -3,6 +3,7 @@ continue, and the per-session compaction and estimate state."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection, transaction
@@ -42,6 +43,13 @@ def _info(row: models.Session) -> SessionInfo:
         status=row.shown_status,
         pinned=row.pinned,
     )
+
+
+def _as_read(value: Any) -> datetime:
+    """A time given to a row's DateTimeField (a datetime, or ISO text from a document) as
+    reading the row back gives it: aware, in UTC (a naive one was saved as UTC)."""
+    parsed = models.Session._meta.get_field("updated_at").to_python(value)
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
 
 
 class Registry(Paths, Messages, ContextRows):
@@ -189,7 +197,7 @@ class Registry(Paths, Messages, ContextRows):
             parent = snapshot.parent_session_id
             if parent and not self._sessions(agent_id).filter(id=parent).exists():
                 parent = None
-            models.Session.objects.create(
+            row = models.Session.objects.create(
                 key=int(key), id=session_id, agent_id=agent_id, name=snapshot.name, parent_session_id=parent,
                 model=snapshot.model, source=snapshot.source, end_reason=snapshot.end_reason,
                 input_tokens=snapshot.input_tokens, output_tokens=snapshot.output_tokens,
@@ -203,12 +211,15 @@ class Registry(Paths, Messages, ContextRows):
                     for i, (label, spec, removed) in enumerate(snapshot.blocks)
                 ])
             # (The copy counts the messages and sets the snapshot's updated_at.)
+            # (as read: the dialects' parsers take text for the database's own, in UTC)
             self.copy_path(session_id, agent_id, snapshot.messages,
-                           updated_at=snapshot.updated_at, encoded=snapshot.encoded)
+                           updated_at=_as_read(snapshot.updated_at), encoded=snapshot.encoded)
             self._restore_views(session_id, snapshot)
-        info = self.get_session(agent_id, session_id)
-        assert info is not None
-        return info
+        # The row as stored, without reading it back (a query a conversation, in an import
+        # of thousands): the copy moved only the count (and updated_at to the same time).
+        row.message_count = len(snapshot.messages)
+        row.created_at, row.updated_at = _as_read(row.created_at), _as_read(row.updated_at)
+        return _info(row)
 
     def _restore_views(self, session_id: str, snapshot: SessionSnapshot) -> None:
         """Overlays (ids kept unless taken), skill states and the frozen prompt. (An

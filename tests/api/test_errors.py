@@ -225,3 +225,13 @@ def test_nul_in_every_text_field_on_postgres(api, agent_id, session_id):
                 {"arguments": {"label": "notes", "content": "t\u0000"}}))
     ok(api.post(f"/sessions/{session_id}/compact-and-split", {"summary": "x\u0000"}), 201)
     ok(api.get(f"/sessions/{session_id}/export"))
+
+
+@pytest.mark.parametrize("body", [b"[99999999999999999999]", b"[1, 99999999999999999999]",
+                                  b'{"a": 123456789012345678901}'])
+def test_a_long_integer_is_found_wherever_it_stands(body):
+    from sessions_app.api.errors import BadJson, strict_loads
+
+    with pytest.raises(BadJson):
+        strict_loads(body)
+    assert strict_loads(b"[123456789012345678, 1.5e300]") == [123456789012345678, 1.5e300]

@@ -254,3 +254,69 @@ def test_a_bulk_write_skips_only_its_own_copy_in_the_term_trigger(manager, sessi
         session.append_message(user_msg("quokka again"))
     assert_exact()
     assert manager.search("zanzibar quokka")
+
+
+@pytest.mark.postgres_only
+def test_an_import_of_many_conversations_adds_its_term_counts_once(manager):
+    """Each conversation's counts are held to the import's end and added by one statement
+    (updating the same counter rows once per conversation left each later update more
+    row versions to walk), and the counts are exact after it."""
+    from tests.db_both.test_search_stats import assert_exact
+
+    body = orjson.dumps([{"title": f"c{c}", "conversation_id": f"many{c}", "current_node": "b",
+                          "create_time": 1_700_000_000, "update_time": 1_700_000_000,
+                          "mapping": {"a": {"id": "a", "parent": None, "children": ["b"],
+                                            "message": {"id": "a", "author": {"role": "user"},
+                                                        "content": {"content_type": "text",
+                                                                    "parts": [f"lisbon {c}"]}}},
+                                      "b": {"id": "b", "parent": "a", "children": [],
+                                            "message": {"id": "b",
+                                                        "author": {"role": "assistant"},
+                                                        "content": {"content_type": "text",
+                                                                    "parts": ["porto train"]}}}}}
+                         for c in range(6)])
+    fmt, value = read(body)
+    with CaptureQueriesContext(connection) as ctx:
+        import_conversations(manager, fmt, conversations(fmt, value))
+    added = [q for q in ctx.captured_queries if "INSERT INTO arbor_term_df" in q["sql"]]
+    assert len(added) == 1
+    assert_exact()
+
+
+@pytest.mark.postgres_only
+def test_a_bulk_write_in_a_savepoint_rolled_back_leaves_the_counts_exact(manager, session):
+    """Counts held for the transaction's end are not those of a write undone by a rollback
+    to a savepoint: writes within one count at once."""
+    from django.db import transaction
+
+    from tests.db_both.test_search_stats import assert_exact
+
+    with manager.storage.transaction(bulk_writes=True):
+        session.append_messages(chat(12))
+        with pytest.raises(RuntimeError), transaction.atomic():
+            session.append_messages(chat(8, "undone"))
+            raise RuntimeError
+        session.append_messages(chat(5, "after"))
+    assert_exact()
+
+
+@pytest.mark.parametrize("updated_at", ["2024-05-01T10:00:00.123456+02:00",
+                                        "2024-05-01T08:00:00.123456Z"])
+def test_a_restored_session_is_described_as_read_back(manager, updated_at):
+    """restore_session describes the new row without reading it back: the same as a read,
+    times included (given as text with an offset, as a JSON document has them)."""
+    source = manager.get_session(manager.create("described").id)
+    source.append_messages(chat(6))
+    document = orjson.loads(orjson.dumps(export_session(manager, source.id)))
+    document["session"]["updated_at"] = updated_at
+    info = import_session(manager, document)
+    assert info.to_dict() == manager.get(info.id).to_dict()
+    fmt, value = read(orjson.dumps([{
+        "title": "t", "conversation_id": "described", "current_node": "a",
+        "create_time": 1_700_000_000.5, "update_time": 1_700_000_100.25,
+        "mapping": {"a": {"id": "a", "parent": None, "children": [], "message": {
+            "id": "a", "author": {"role": "user"},
+            "content": {"content_type": "text", "parts": ["hello"]}}}}}]))
+    summary = import_conversations(manager, fmt, conversations(fmt, value))
+    imported = manager.get(summary.sessions[0]["id"])
+    assert imported.message_count == 1

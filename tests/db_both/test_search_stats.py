@@ -121,3 +121,21 @@ def test_writers_of_the_same_words_do_not_wait_for_each_other(manager):
     with connection.cursor() as cur:
         cur.execute("SELECT count(DISTINCT slot) FROM arbor_term_df WHERE term = 'share'")
         assert cur.fetchone()[0] == 2
+
+
+def test_a_tsvector_literal_reads_back_as_its_counts(db, monkeypatch):
+    """The literal's pieces, cached per (lexeme, count) and dropped at the bound, give
+    Postgres each lexeme (quotes and backslashes kept) with as many positions as its count."""
+    from collections import Counter
+
+    from sessions_app.storage.vendors import postgres_vector as vector
+
+    monkeypatch.setattr(vector, "_MAX_PIECES", 2)
+    counts = Counter({"it's": 3, "back\\slash": 1, "plain": 2})
+    for _ in range(2):  # (the second time from the cache, emptied on the way)
+        text = vector.literal(counts, vector.scope_tail(["§a1"]))
+        with connection.cursor() as cur:
+            cur.execute("SELECT lexeme, array_length(positions, 1) "
+                        "FROM unnest(%s::tsvector) ORDER BY lexeme", [text])
+            assert dict(cur.fetchall()) == {**counts, "§a1": 1}
+    assert len(vector._PIECES) <= 2
