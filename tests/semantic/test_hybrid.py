@@ -240,3 +240,16 @@ def test_copies_of_one_text_share_a_rank():
     lexical = [replace(_hit(f"c{n}", 5.0), content="saved to your notes") for n in range(3)]
     fused = fuse([*lexical, _hit("a", 4.0)], [])
     assert [(h.id, h.score) for h in fused][-1] == ("a", round(1 / (RRF_K + 2), 6))
+
+
+def test_the_recall_report_says_what_falls_below_words_alone_in_a_larger_agent(
+        db, fake_embeddings):
+    from benchmarks.recall import harness
+
+    wider = harness.run(embedder=fake_embeddings, distractors=50)
+    line = wider.growth_line(50)
+    assert line.startswith("with 50 distractors (") and "words alone" in line
+    below = wider.below_words()
+    assert all(k.split()[0] in line for k in below)
+    wider.arbor["fact"] = harness.Scores(ranks=[None])  # nothing found: below words alone
+    assert wider.below_words()[0].startswith("fact 0.0 < ")
