@@ -33,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         # the recall set (benchmarks/recall/): hybrid beside words alone when an embedder
         # is configured (the default), then search by meaning over one large agent
         recall_set = recall.run(runner._stderr, embedder=config.embedder())
+        growth = ""
+        if recall_set.words is not None:  # with an embedder: the set in a larger agent
+            size = recall.GROWTH_DISTRACTORS
+            growth = recall.run(runner._stderr, embedder=config.embedder(),
+                                distractors=size).growth_line(size)
         meaning = semantic.run(sizes.semantic_messages, runner._stderr)
         meaning += semantic_api.run(min(sizes.semantic_messages, semantic_api.MESSAGES),
                                     runner._stderr)
@@ -47,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         misses = report.misses(results)
         print(f"\n{len(misses)} target(s) missed{': ' + ', '.join(misses) if misses else ''}")
     print(f"\n{recall_set.table()}", file=sys.stderr if args.json else sys.stdout)
+    if growth:
+        print(growth, file=sys.stderr if args.json else sys.stdout)
     print("\n" + "\n".join(meaning), file=sys.stderr if args.json else sys.stdout)
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)

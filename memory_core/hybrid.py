@@ -3,9 +3,13 @@
 (rerank.py: corrections above what they correct, identical texts collapsed).
 
 Reciprocal-rank fusion scores a candidate 1/(RRF_K + rank) in each list that holds it, so
-neither list's scale matters (BM25 is unbounded, cosine is not); a candidate the words
-found gets half that from its rank by meaning (BOTH_WEIGHT), so meaning confirms the words'
-order more than it overturns it. A candidate found by meaning alone must come within the
+neither list's scale matters (BM25 is unbounded, cosine is not). A rank counts distinct
+texts: copies of one text share its rank (re-ranking collapses them anyway), so a note
+saved six times does not push the next answer six places down. A candidate the words found
+gets from meaning only what its rank stands above the end of the meaning list, halved
+(BOTH_WEIGHT): a word hit meaning did not reach (in a large agent, most of them) is not
+made to lose to every word hit meaning did reach, so meaning confirms the words' order
+more than it overturns it. A candidate found by meaning alone must come within the
 embedder's `margin` of the best cosine (DENSE_MARGIN when it has none) and reach its
 `floor` (an absolute cosine); models spread their cosines differently, so both are the
 model's own:
@@ -35,6 +39,12 @@ from .storage import DenseScan
 # 1.2 or 1.5 times loses facts; a margin of 0.1 beats 0.05 and 0.2; meaning's rank counting
 # half for what the words found (0.4 and 0.5 tie) instead of fully put the split facts
 # and the corrected facts back above 90% and 75%, 0.25 lost R@1 and 0 duplicates.
+# With 3,000 distractors (--distractors 3000) a full share let sentences holding only a
+# generic word of the question ("user", "number") pass the words' answers (facts, tools,
+# duplicates below words alone); the share above the list's end and ranks by distinct text
+# give the same figures as before on the plain set and put facts and tools back level with
+# words alone (duplicates stay one question below). Capping word hits by the query concepts they hold (or the rarest) lost
+# corrected-first and tool R@1 on the plain set; BOTH_WEIGHT 0.3 or 0.4 lost duplicates.
 RRF_K = 60
 DENSE_WEIGHT = 1.0
 DENSE_MARGIN = 0.1
@@ -94,6 +104,7 @@ def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit], *,
     it (`matched`) and scored by its fused score. Dense hits below `floor` (cosine) are
     dropped when the words did not find them too (the words' finds are never dropped),
     as are those not within `margin` of the best."""
+    end = RRF_K + len(dense) + 1  # just past the meaning list: a share of 0
     if dense:
         near = dense[0].score - margin
         lexical_ids = {(h.session_id, h.id) for h in lexical}
@@ -103,10 +114,12 @@ def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit], *,
     first: dict[tuple[str, str], SearchHit] = {}
     found: dict[tuple[str, str], set[str]] = {}
     for kind, hits, weight in (("words", lexical, 1.0), ("meaning", dense, DENSE_WEIGHT)):
-        for rank, hit in enumerate(hits, start=1):
+        for rank, hit in zip(_text_ranks(hits), hits, strict=True):
             key = (hit.session_id, hit.id)  # a fork's copy keeps its message's id
-            boost = BOTH_WEIGHT if kind == "meaning" and key in found else 1.0
-            scores[key] = scores.get(key, 0.0) + boost * weight / (RRF_K + rank)
+            share = weight / (RRF_K + rank)
+            if kind == "meaning" and key in found:
+                share = BOTH_WEIGHT * (share - weight / end)
+            scores[key] = scores.get(key, 0.0) + share
             first.setdefault(key, hit)
             found.setdefault(key, set()).add(kind)
     order = sorted(scores, key=lambda i: -scores[i])  # stable: words first on a tie
@@ -116,6 +129,12 @@ def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit], *,
         matched = "both" if len(kinds) == 2 else next(iter(kinds))
         out.append(replace(first[i], score=round(scores[i], 6), matched=matched))
     return out
+
+
+def _text_ranks(hits: Sequence[SearchHit]) -> list[int]:
+    """Each hit's rank counting distinct texts (whitespace aside): copies share the first's."""
+    first: dict[str, int] = {}
+    return [first.setdefault(" ".join(h.content.split()), len(first) + 1) for h in hits]
 
 
 def _embed_and_scan(embedder: Embedder, query: str, found: DenseScan, window: int) -> Best:

@@ -5,6 +5,6 @@ PostgreSQL server DATABASE_URL names); `make bench` runs it after the timed benc
 The data is in sessions_*.json beside this file; harness.py says how it is read.
 """
 
-from .harness import Report, evaluate, run
+from .harness import GROWTH_DISTRACTORS, Report, evaluate, run
 
-__all__ = ["Report", "evaluate", "run"]
+__all__ = ["GROWTH_DISTRACTORS", "Report", "evaluate", "run"]

@@ -32,6 +32,9 @@ CATEGORIES = ("fact", "correction", "duplicate", "tool", "date", "split", "cjk",
 TARGET_HYBRID_R5 = 98.0
 TARGET_VOCABULARY_R5 = 90.0
 TARGET_HYBRID_CORRECTED_FIRST = 75.0
+# `make bench` runs the set a second time beside this many real sentences that answer
+# nothing (a larger agent, where meaning finds many near sentences): a line, no target.
+GROWTH_DISTRACTORS = 3000
 MEANING_ONLY = ("vocabulary",)
 
 
@@ -78,6 +81,23 @@ class Report:
     # Questions nothing in the set answers (unrelated.json) that got a hit found by meaning
     # alone (false hits; with an embedder only), of how many.
     unrelated: tuple[int, int] | None = None
+
+    def below_words(self) -> list[str]:
+        """The categories and languages whose R@5 is below Arbor's words alone (hybrid)."""
+        if self.words is None:
+            return []
+        return [f"{k} {self.arbor[k].recall(5):.1f} < {self.words[k].recall(5):.1f}"
+                for k in self.arbor if (k in CATEGORIES or k.startswith("lang:"))
+                and self.arbor[k].recall(5) < self.words[k].recall(5)]
+
+    def growth_line(self, distractors: int) -> str:
+        """One line on the set beside `distractors` sentences that answer nothing."""
+        below = self.below_words()
+        return (f"with {distractors:,} distractors ({self.messages:,} messages, "
+                f"{self.seconds:.0f}s): R@5 {self.arbor['all'].recall(5):.1f}"
+                + (f" (words alone {self.words['all'].recall(5):.1f})" if self.words else "")
+                + (f"; below words alone (R@5): {', '.join(below)}" if below else
+                   "; no category or language below words alone (R@5)"))
 
     def misses_text(self) -> str:
         """Questions whose top hit is not an answer: Arbor's and plain BM25's top 3."""

@@ -213,3 +213,43 @@ def test_the_margin_is_the_embedders_own(manager, session, fake_embeddings, monk
     monkeypatch.setattr(fake_embeddings, "margin", 1.0, raising=False)
     wide = [h.id for h in manager.search("skoda", 5)]
     assert narrow == [skoda.id] and wide == [skoda.id, tiramisu.id]
+
+
+def test_meaning_lifts_a_word_hit_only_by_its_rank_above_the_meaning_lists_end():
+    """A large agent: the nearest by meaning is a sentence sharing one generic word with the
+    question, 12th by words; the words' answer (2nd) is past the meaning list's 20. Meaning's
+    share for a word hit is what its rank stands above the list's end, so the sentence
+    climbs past later word hits but not past the words' answer (a full half share put it
+    first)."""
+    from memory_core.hybrid import fuse
+
+    lexical = [_hit(f"w{n}", 20.0 - n) for n in range(1, 13)]
+    dense = [_hit("w12", 0.6)] + [_hit(f"m{n}", 0.3) for n in range(19)]  # m: below margin
+    fused = fuse(lexical, dense, floor=0.25, margin=0.2)
+    assert [h.id for h in fused][:4] == ["w1", "w2", "w12", "w3"]
+    assert fused[2].matched == "both"
+
+
+def test_copies_of_one_text_share_a_rank():
+    """A note saved three times is one candidate: the next hit ranks second, as re-ranking
+    (which collapses the copies) shows it."""
+    from dataclasses import replace
+
+    from memory_core.hybrid import RRF_K, fuse
+
+    lexical = [replace(_hit(f"c{n}", 5.0), content="saved to your notes") for n in range(3)]
+    fused = fuse([*lexical, _hit("a", 4.0)], [])
+    assert [(h.id, h.score) for h in fused][-1] == ("a", round(1 / (RRF_K + 2), 6))
+
+
+def test_the_recall_report_says_what_falls_below_words_alone_in_a_larger_agent(
+        db, fake_embeddings):
+    from benchmarks.recall import harness
+
+    wider = harness.run(embedder=fake_embeddings, distractors=50)
+    line = wider.growth_line(50)
+    assert line.startswith("with 50 distractors (") and "words alone" in line
+    below = wider.below_words()
+    assert all(k.split()[0] in line for k in below)
+    wider.arbor["fact"] = harness.Scores(ranks=[None])  # nothing found: below words alone
+    assert wider.below_words()[0].startswith("fact 0.0 < ")
