@@ -132,21 +132,7 @@ def test_stop_ends_a_streaming_chat_request(alice_key, alice_agent, settings):
     settings.ARBOR_DEMO_STREAM_DELAY = 0.05
     api = Api(alice_key)
     sid = ok(api.post(f"/agents/{alice_agent.id}/sessions", {}), 201)["id"]
-    out: dict[str, bytes] = {}
-
-    def stream() -> None:
-        try:
-            out["body"] = b"".join(Api(alice_key).post(f"/sessions/{sid}/chat", {
-                "content": "hello there", "stream": True}))
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=stream)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while models.Session.objects.get(id=sid).status != "thinking":
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    thread, out = streaming_chat(alice_key, sid, "hello there")
     time.sleep(0.3)
     assert ok(api.post(f"/sessions/{sid}/chat/stop"), 202) == {"stopping": True}
     thread.join(10)
@@ -158,3 +144,25 @@ def test_stop_ends_a_streaming_chat_request(alice_key, alice_agent, settings):
     assert stored["metadata"]["stopped"] is True
     assert ok(api.get(f"/sessions/{sid}"))["status"] == "idle"
     assert ok(api.post(f"/sessions/{sid}/chat/stop")) == {"stopping": False}
+
+
+def streaming_chat(api_key: str, sid: str, content: str
+                   ) -> tuple[threading.Thread, dict[str, bytes]]:
+    """A streamed chat turn on another thread, returned once the session is thinking;
+    out["body"] holds the stream when the thread ends."""
+    out: dict[str, bytes] = {}
+
+    def stream() -> None:
+        try:
+            out["body"] = b"".join(Api(api_key).post(f"/sessions/{sid}/chat", {
+                "content": content, "stream": True}))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=stream)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while models.Session.objects.get(id=sid).status != "thinking":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return thread, out

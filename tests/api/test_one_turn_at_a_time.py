@@ -3,12 +3,10 @@ nothing stored), as the engine does at every door; the turn's end frees the sess
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -17,7 +15,7 @@ from sessions_app import models
 
 from .conftest import Api, error, ok
 from .test_chat import parse_sse
-from .test_chat_branches import BLANK
+from .test_chat_branches import BLANK, streaming_chat
 
 pytestmark = [pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume"),
               pytest.mark.django_db(transaction=True)]
@@ -27,25 +25,6 @@ def _texts(sid: str) -> list[str]:
     session = models.Session.objects.get(id=sid)
     manager = SessionManager.for_agent(session.agent_id)
     return [m.text for m in manager.get_session(sid).storage.all_messages(sid)]
-
-
-def _streaming(api_key: str, sid: str) -> tuple[threading.Thread, dict[str, bytes]]:
-    out: dict[str, bytes] = {}
-
-    def stream() -> None:
-        try:
-            out["body"] = b"".join(Api(api_key).post(f"/sessions/{sid}/chat", {
-                "content": "the first question", "stream": True}))
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=stream)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while models.Session.objects.get(id=sid).status != "thinking":
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    return thread, out
 
 
 @pytest.fixture
@@ -59,7 +38,7 @@ def test_a_second_chat_while_a_turn_streams_answers_409_and_stores_nothing(
         alice_key, alice_agent, slow_demo):
     api = Api(alice_key)
     sid = ok(api.post(f"/agents/{alice_agent.id}/sessions", {}), 201)["id"]
-    thread, out = _streaming(alice_key, sid)
+    thread, out = streaming_chat(alice_key, sid, "the first question")
     assert ok(api.get(f"/sessions/{sid}"))["status"] == "thinking"
     for body in ({"content": "a second question", "stream": True},
                  {"content": "a second question"}):
@@ -84,7 +63,7 @@ def test_the_page_refuses_a_running_turn_but_not_one_whose_process_died(
         alice_key, alice_agent, slow_demo):
     api = Api(alice_key)
     sid = ok(api.post(f"/agents/{alice_agent.id}/sessions", {}), 201)["id"]
-    thread, _ = _streaming(alice_key, sid)
+    thread, _ = streaming_chat(alice_key, sid, "the first question")
     browser = Client()
     browser.force_login(alice_agent.owner)
     refused = browser.post(f"/sessions/{sid}/send", {"content": "from the page"})
@@ -116,7 +95,7 @@ def test_every_door_that_starts_a_turn_refuses_a_second_one(
     sid = ok(api.post(f"/agents/{alice_agent.id}/sessions", {}), 201)["id"]
     answer = ok(api.post(f"/sessions/{sid}/chat", {"content": "an earlier question"}))
     question = answer["parent_id"]
-    thread, _ = _streaming(alice_key, sid)
+    thread, _ = streaming_chat(alice_key, sid, "the first question")
     browser = Client()
     browser.force_login(alice_agent.owner)
     base = f"/sessions/{sid}/"
