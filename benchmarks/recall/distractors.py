@@ -2,9 +2,9 @@
 (`python -m benchmarks.recall --distractors N`): a larger agent, in which the words and the
 meaning of a question find many more candidates than the set's 292 messages give them.
 
-They are the sentences of this repository's README and of the Python standard library's
-docstrings (technical English, as much of an agent's memory is), in a fixed shuffle, so a
-run is repeatable on one Python version.
+They are the sentences of the Python standard library's docstrings (technical English, as
+much of an agent's memory is), in a fixed shuffle, so a run is repeatable on one Python
+version (not this README's: each edit of it drew another set).
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import inspect
 import random
 import re
 import warnings
-from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 MODULES = """os re json collections asyncio email http.client urllib.request logging argparse
 datetime decimal shutil subprocess threading socket ssl sqlite3 csv zipfile tarfile pathlib
 random statistics fractions heapq bisect functools itertools unittest difflib
@@ -24,9 +22,18 @@ textwrap string calendar locale gettext smtplib imaplib ftplib uuid hashlib hmac
 base64 binascii struct codecs io tempfile glob fnmatch pickle shelve dbm gzip bz2 lzma
 configparser tomllib plistlib xml.dom.minidom xml.etree.ElementTree html.parser webbrowser
 wave colorsys pdb profile timeit trace tracemalloc gc inspect dis ast tokenize queue sched
-contextvars concurrent.futures multiprocessing signal mmap select selectors""".split()
+contextvars concurrent.futures multiprocessing signal mmap select selectors typing enum
+dataclasses abc numbers math array weakref copy pprint reprlib operator contextlib traceback
+warnings builtins types importlib pkgutil runpy code doctest pydoc platform errno ctypes
+optparse getopt shlex cmd netrc mailbox mimetypes quopri urllib.parse http.server
+http.cookies http.cookiejar xmlrpc.client xmlrpc.server ipaddress socketserver
+wsgiref.simple_server unicodedata filecmp stat fileinput linecache zlib compileall
+py_compile pyclbr symtable tabnanny zipapp sysconfig asyncio.streams asyncio.subprocess
+email.message email.utils email.policy logging.handlers logging.config unittest.mock
+multiprocessing.pool multiprocessing.managers collections.abc importlib.metadata
+importlib.resources xml.sax xml.sax.saxutils xml.dom.pulldom graphlib turtle curses
+tkinter idlelib.editor lib2to3.pytree""".split()
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
-_CODE_BLOCK = re.compile(r"```.*?```", re.S)
 
 
 def _sentences(text: str) -> list[str]:
@@ -40,7 +47,7 @@ def _sentences(text: str) -> list[str]:
 
 def sentences(count: int) -> list[str]:
     """`count` distinct sentences (fewer if there are not as many)."""
-    found = _sentences(_CODE_BLOCK.sub("", README.read_text(encoding="utf-8")))
+    found: list[str] = []
     for name in MODULES:
         try:
             module = importlib.import_module(name)
@@ -53,6 +60,12 @@ def sentences(count: int) -> list[str]:
             doc = None if attr.startswith("_") else inspect.getdoc(value)
             if doc:
                 found.extend(_sentences(doc))
+                if inspect.isclass(value):  # and its methods' own docstrings
+                    found.extend(sentence for name, method in vars(value).items()
+                                 if not name.startswith("_") and (
+                                     inspect.isroutine(method) or isinstance(method, property))
+                                 and (text := method.__doc__)
+                                 for sentence in _sentences(inspect.cleandoc(text)))
     unique = list(dict.fromkeys(found))
     random.Random(1).shuffle(unique)
     return unique[:count]
