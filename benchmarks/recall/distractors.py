@@ -47,17 +47,20 @@ def _sentences(text: str) -> list[str]:
 
 def sentences(count: int) -> list[str]:
     """`count` distinct sentences (fewer if there are not as many)."""
-    found: list[str] = []
-    for name in MODULES:
+    modules = []
+    for name in MODULES:  # all imported first: an import adds names to others (submodules)
         try:
-            module = importlib.import_module(name)
+            modules.append(importlib.import_module(name))
         except ImportError:
             continue
+    found: list[str] = []
+    for module in modules:
         with warnings.catch_warnings():  # a module's deprecated members, read for their text
             warnings.simplefilter("ignore", DeprecationWarning)
             members = inspect.getmembers(module)
         for attr, value in members:
-            doc = None if attr.startswith("_") else inspect.getdoc(value)
+            # (a submodule is an attribute only once something imported it: left out)
+            doc = None if attr.startswith("_") or inspect.ismodule(value) else inspect.getdoc(value)
             if doc:
                 found.extend(_sentences(doc))
                 if inspect.isclass(value):  # and its methods' own docstrings
