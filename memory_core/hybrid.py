@@ -30,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
+from .candidate_text import facts_of
 from .embedding import Embedder, EmbedderUnavailable, Vector, WrongDimension
 from .rerank import MAX_CANDIDATES, candidate_window, rerank
 from .search import SearchHit
@@ -40,11 +41,12 @@ from .storage import DenseScan
 # half for what the words found (0.4 and 0.5 tie) instead of fully put the split facts
 # and the corrected facts back above 90% and 75%, 0.25 lost R@1 and 0 duplicates.
 # With 3,000 distractors (--distractors 3000) a full share let sentences holding only a
-# generic word of the question ("user", "number") pass the words' answers (facts, tools,
-# duplicates below words alone); the share above the list's end and ranks by distinct text
-# give the same figures as before on the plain set and put facts and tools back level with
-# words alone (duplicates stay one question below). Capping word hits by the query concepts they hold (or the rarest) lost
-# corrected-first and tool R@1 on the plain set; BOTH_WEIGHT 0.3 or 0.4 lost duplicates.
+# generic word of the question ("user", "number") pass the words' answers (an earlier
+# draw: R@5 90.0; facts, tools, duplicates below words alone); the share above the list's
+# end and ranks by distinct text give the same figures as before on the plain set and
+# 92.1 there (facts and duplicates still a question or two below words alone; README).
+# Capping word hits by the query concepts they hold (or the rarest) lost corrected-first
+# and tool R@1 on the plain set; BOTH_WEIGHT 0.3 or 0.4 lost duplicates.
 RRF_K = 60
 DENSE_WEIGHT = 1.0
 DENSE_MARGIN = 0.1
@@ -132,9 +134,11 @@ def fuse(lexical: Sequence[SearchHit], dense: Sequence[SearchHit], *,
 
 
 def _text_ranks(hits: Sequence[SearchHit]) -> list[int]:
-    """Each hit's rank counting distinct texts (whitespace aside): copies share the first's."""
-    first: dict[str, int] = {}
-    return [first.setdefault(" ".join(h.content.split()), len(first) + 1) for h in hits]
+    """Each hit's rank counting distinct texts (whitespace aside, as re-ranking collapses
+    them: its cached facts_of): copies share the first's."""
+    first: dict[int, int] = {}
+    return [first.setdefault(facts_of(h.session_id, h.id, h.content).same, len(first) + 1)
+            for h in hits]
 
 
 def _embed_and_scan(embedder: Embedder, query: str, found: DenseScan, window: int) -> Best:

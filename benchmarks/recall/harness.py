@@ -87,8 +87,7 @@ class Report:
         if self.words is None:
             return []
         return [f"{k} {self.arbor[k].recall(5):.1f} < {self.words[k].recall(5):.1f}"
-                for k in self.arbor if (k in CATEGORIES or k.startswith("lang:"))
-                and self.arbor[k].recall(5) < self.words[k].recall(5)]
+                for k in below_words(self.arbor, self.words)]
 
     def growth_line(self, distractors: int) -> str:
         """One line on the set beside `distractors` sentences that answer nothing."""
@@ -284,12 +283,16 @@ def _misses(arbor: dict[str, Scores], plain: dict[str, Scores],
             if loss > MAX_CATEGORY_LOSS:
                 misses.append(f"{cat} R@{k} {arbor[cat].recall(k):.1f} is {loss:.1f} points "
                               f"below plain BM25")
-    if words is not None:
-        for key in sorted(k for k in arbor if k in CATEGORIES or k.startswith("lang:")):
-            if arbor[key].recall(5) < words[key].recall(5):
-                misses.append(f"{key} R@5 {arbor[key].recall(5):.1f} is below words alone "
-                              f"({words[key].recall(5):.1f})")
+    for key in sorted(below_words(arbor, words)) if words is not None else ():
+        misses.append(f"{key} R@5 {arbor[key].recall(5):.1f} is below words alone "
+                      f"({words[key].recall(5):.1f})")
     return misses
+
+
+def below_words(arbor: dict[str, Scores], words: dict[str, Scores]) -> list[str]:
+    """The categories and languages whose hybrid R@5 is below words alone's."""
+    return [k for k in arbor if (k in CATEGORIES or k.startswith("lang:"))
+            and arbor[k].recall(5) < words[k].recall(5)]
 
 
 def run(progress: Callable[[str], None] = lambda _m: None, *,
