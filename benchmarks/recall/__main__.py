@@ -14,6 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--distractors", type=int, default=0, metavar="N",
                         help="load N real sentences that answer nothing beside the set "
                              "(a larger agent; benchmarks/recall/distractors.py)")
+    parser.add_argument("--bench", action="store_true",
+                        help="what `make bench` prints: the table, then with an embedder "
+                             "the set beside GROWTH_DISTRACTORS sentences in one line")
     args = parser.parse_args(argv)
     from .. import database
 
@@ -26,9 +29,16 @@ def main(argv: list[str] | None = None) -> int:
 
         report = harness.run(lambda m: print(m, file=sys.stderr), embedder=config.embedder(),
                              distractors=args.distractors)
+        growth = ""
+        if args.bench and report.words is not None:
+            size = harness.GROWTH_DISTRACTORS
+            growth = harness.run(lambda m: print(m, file=sys.stderr),
+                                 embedder=config.embedder(), distractors=size).growth_line(size)
     if args.misses:
         print(report.misses_text())
     print(report.table())
+    if args.bench and growth:
+        print(growth)
     return 1 if report.misses else 0
 
 
