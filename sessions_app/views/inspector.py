@@ -32,7 +32,7 @@ from django.views.decorators.http import require_POST, require_safe
 from memory_core import InvalidInput, NotFound, Session
 from memory_core.compaction import truncate_older_messages
 from memory_core.context import ContextBlock
-from memory_core.prompt import percent
+from memory_core.prompt import SEPARATOR, percent
 from memory_core.tokens import MESSAGE_OVERHEAD, estimate_tokens
 
 from ..engine_config import llm_from_settings
@@ -67,7 +67,16 @@ def pre_html(text: str) -> SafeString:
     """Text for a <pre> that reads back byte for byte: escaped, CR kept as a character
     reference (the HTML parser turns a literal CR into LF), and a newline first because
     the parser drops one newline right after <pre>."""
-    return mark_safe("\n" + str(escape(text)).replace("\r", "&#13;"))  # noqa: S308
+    lines = str(escape(text)).replace("\r", "&#13;").split("\n")
+    return mark_safe("\n" + "\n".join(  # noqa: S308
+        f'<span class="pp-rule">{line}</span>' if is_rule(line) else line for line in lines))
+
+
+def is_rule(line: str) -> bool:
+    """A line of the prompt's block separators (═ x 46, prompt.py): the panel keeps it on
+    one line, clipped where the panel is narrower, instead of wrapping its last few
+    characters onto a line of their own (its text stays as sent)."""
+    return len(line) >= 8 and not line.strip(SEPARATOR[0])
 
 
 def _entries(block: Any, kind: str, content: str) -> list[tuple[str, str]]:
@@ -242,6 +251,8 @@ def diff_lines(old: str, new: str) -> list[tuple[str, str]]:
             kind = "hunk"
         else:
             kind = {"+": "add", "-": "del"}.get(line[:1], "ctx")
+            if is_rule(line[1:]):
+                kind += " pp-rule"  # (a class of its own beside d-…)
         rows.append((kind, line))
     return rows
 

@@ -12,6 +12,7 @@ import pytest
 from django.test import Client, override_settings
 
 from memory_core import SessionManager
+from memory_core.prompt import SEPARATOR
 from sessions_app.auth import create_key
 from tests.conftest import make_agent
 
@@ -54,13 +55,14 @@ def api_prompt(alice) -> str:
 
 
 def shown_prompt(page: str) -> str:
-    """What a browser reads from the <pre>: the parser drops the newline right after
-    <pre> and resolves character references (&#13; is a CR)."""
+    """What a browser reads from the <pre> (its textContent): the parser drops the newline
+    right after <pre>, leaves out tags (the rules' spans) and resolves character
+    references (&#13; is a CR; stored text's "<" arrives as &lt;, never as a tag)."""
     inner = PRE.search(page)
     assert inner is not None
     text = inner.group(1)
     assert text.startswith("\n")
-    return html.unescape(text[1:])
+    return html.unescape(re.sub(r"<[^>]*>", "", text[1:]))
 
 
 def panel(browser, alice, **params) -> str:
@@ -75,6 +77,7 @@ def test_the_panel_shows_the_prompt_byte_for_byte_as_the_api_sends_it(alice, bro
     sent = api_prompt(alice)
     page = panel(browser, alice)
     assert shown_prompt(page) == sent
+    assert f'<span class="pp-rule">{SEPARATOR}</span>\nSOUL' in page  # kept on one line
     assert "<script>alert(1)" not in page and "&lt;script&gt;" in page
     assert "Frozen <time" in page
 

@@ -117,6 +117,10 @@ def test_the_panel_shows_the_prompt_byte_for_byte_as_the_api_sends_it(site, page
     open_chat(page, site, sid)
     prompt = panel(page).locator("#frozen-prompt")
     assert prompt.text_content() == sent
+    # the rules between blocks stay one line each in the narrow panel (not 44 + 2)
+    rule = prompt.locator(".pp-rule").first
+    one_line = prompt.evaluate("p => parseFloat(getComputedStyle(p).lineHeight)")
+    assert rule.bounding_box()["height"] < 1.5 * one_line
     expect(panel(page)).to_contain_text("Frozen")
     soul = panel(page).locator("#block-soul")
     expect(soul).to_contain_text("read-only")
