@@ -2,7 +2,8 @@
 (arbor/settings.py fills them from the environment).
 
 ARBOR_EMBEDDINGS: "on" (the default) uses ARBOR_EMBEDDINGS_URL's endpoint when it is set,
-else the offline model ARBOR_EMBEDDINGS_LOCAL names ("use", the default, or "e5"); "off"
+else the offline model ARBOR_EMBEDDINGS_LOCAL names ("use", the default, "e5", or
+"use+minilm": USE beside English MiniLM, the `minilm` extra); "off"
 turns search by meaning off; a dotted path names a factory of another Embedder (tests use
 one). ARBOR_EMBEDDINGS_MIN_SIMILARITY, when set, is the cosine a message found by meaning
 alone needs (default: the model's own, hybrid.py). Read at each call, so
@@ -19,7 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memory_core.embedders import LocalE5, LocalUSE, OpenAIEmbeddings
+from memory_core.embedders import LocalE5, LocalUSE, LocalUSEMiniLM, OpenAIEmbeddings
 from memory_core.embedding import Embedder
 
 _built: dict[tuple[Any, ...], Embedder] = {}
@@ -48,7 +49,7 @@ def embedder() -> Embedder | None:
         return built
 
 
-LOCAL_MODELS = ("use", "e5")
+LOCAL_MODELS = ("use", "e5", "use+minilm")
 
 
 def _build(mode: str, url: str, model: str, api_key: str, timeout: float,
@@ -63,6 +64,8 @@ def _build(mode: str, url: str, model: str, api_key: str, timeout: float,
                                 api_key=api_key, timeout=timeout, floor=floor)
     if local.lower() == "e5":
         return LocalE5(threads=max(1, threads), floor=floor)
+    if local.lower() == "use+minilm":
+        return LocalUSEMiniLM(floor=floor)
     if local.lower() != "use":
         raise ImproperlyConfigured(
             f"ARBOR_EMBEDDINGS_LOCAL is {local!r}: name one of {', '.join(LOCAL_MODELS)}")

@@ -159,3 +159,14 @@ def test_use_finds_the_herb_above_messages_sharing_a_common_word(manager, sessio
     assert herb.id in [h.id for h in hits[:2]] and len(hits) == 4
     found = next(h for h in hits if h.id == herb.id)
     assert found.matched == "meaning"
+
+
+def test_use_minilm_without_its_extra_is_unavailable_and_names_the_extra(monkeypatch):
+    import sys
+
+    from memory_core.embedders import LocalUSEMiniLM
+    from memory_core.embedding import EmbedderUnavailable
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+    with pytest.raises(EmbedderUnavailable, match="minilm extra"):
+        LocalUSEMiniLM().embed_query("Where does my brother live?")
