@@ -157,6 +157,10 @@ def fold_step(conn: sqlite3.Connection, at_least: int = 1) -> bool:
 
 
 def emptied(cur: Any) -> None:
-    """After the index was emptied whole (a flush): nothing left to count."""
-    for table in ("arbor_search_df", "arbor_search_pending", "arbor_search_tf"):
+    """After the index was emptied whole (a flush): nothing left to count. (A file migrated
+    to 0009 only has its repeat counts in arbor_search_repeat, not arbor_search_tf.)"""
+    cur.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+                "('arbor_search_df', 'arbor_search_pending', 'arbor_search_tf', "
+                "'arbor_search_repeat')")
+    for (table,) in cur.fetchall():
         cur.execute(f"DELETE FROM {table}")
