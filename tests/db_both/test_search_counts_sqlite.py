@@ -208,7 +208,7 @@ def test_migrating_the_repeat_counts_back_and_forward_keeps_them(manager, sessio
     with connection.cursor() as cur:
         rankings = [sqlite_rank.ranked(cur, agent_id=manager.agent_id, terms=query_terms(q),
                                        matches=[f'body : "{t}"' for t in query_terms(q)],
-                                       limit=10) for q in ("deploy", "canary rollout")]
+                                       limit=10) for q in ("deploy", "canary rollout", "rollout 7")]
     assert all(rankings)
     call_command("migrate", "sessions_app", "0009_sqlite_search_counts", verbosity=0)
     with connection.cursor() as cur:
@@ -220,4 +220,4 @@ def test_migrating_the_repeat_counts_back_and_forward_keeps_them(manager, sessio
         assert rankings == [sqlite_rank.ranked(
             cur, agent_id=manager.agent_id, terms=query_terms(q),
             matches=[f'body : "{t}"' for t in query_terms(q)], limit=10)
-            for q in ("deploy", "canary rollout")]
+            for q in ("deploy", "canary rollout", "rollout 7")]

@@ -32,10 +32,11 @@ def agent_range(column: str) -> str:
 
 
 # One statement: the terms' statistics (-1), then each term's rows in the scope with
-# their docsize and repeat counts (term i: i). Each part is led by `go` (one row, or none
-# when bm25() ranks instead): a CROSS JOIN keeps it the outer loop, so no index row is
-# read when it is empty.
-_ROWS = ("SELECT f.rowid, {i}, d.sz, r.tf FROM ({go}) g CROSS JOIN arbor_message_fts f "
+# their docsize and the term's count when the row repeats it (term i: i; the count picked
+# out of the row's JSON object by the path $."term", so a term of digits is a key too).
+# Each part is led by `go` (one row, or none when bm25() ranks instead): a CROSS JOIN
+# keeps it the outer loop, so no index row is read when it is empty.
+_ROWS = ("SELECT f.rowid, {i}, d.sz, r.tf ->> %s FROM ({go}) g CROSS JOIN arbor_message_fts f "
          "JOIN arbor_message_fts_docsize d ON d.id = f.rowid "
          "LEFT JOIN arbor_search_tf r ON r.id = f.rowid "
          f"WHERE arbor_message_fts MATCH %s AND {agent_range('f.rowid')}")
@@ -87,29 +88,21 @@ def ranked(
     parts = [f"SELECT *, NULL FROM ({STATS})", f"SELECT '', -1, {cheaper}, NULL"]
     params = [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode(), agent_id]
     go = f"SELECT 1 WHERE NOT {cheaper}"
-    for i, (_term, match) in enumerate(zip(terms, matches, strict=True)):
+    for i, (term, match) in enumerate(zip(terms, matches, strict=True)):
         parts.append(_ROWS.format(i=i, go=go))
-        params += [agent_id, match, agent_id, agent_id]
+        params += [f'$."{term}"', agent_id, match, agent_id, agent_id]  # (terms: no ")
     cur.execute(" UNION ALL ".join(parts), params)
     sizes: dict[int, bytes] = {}
     bits: dict[int, int] = {}
     counts: dict[tuple[int, int], int] = {}
     figures: dict[str, int] = {}
-    packed: dict[int, dict[str, int]] = {}  # a row's repeat counts, read once per row
     for i, group in groupby(cur.fetchall(), itemgetter(1)):
         if i < 0:
             figures.update((term, count) for term, _, count, _ in group)
             continue
-        part: dict[int, bytes] = {}
-        term = terms[i]
-        for rowid, _, sz, tf in group:
-            part[rowid] = sz
-            if tf is not None:
-                held = packed.get(rowid)
-                if held is None:
-                    held = packed[rowid] = orjson.loads(tf)
-                if term in held:
-                    counts[(rowid, i)] = held[term]
+        rows = list(group)
+        part = {rowid: sz for rowid, _, sz, _ in rows}
+        counts.update(((rowid, i), tf) for rowid, _, _, tf in rows if tf is not None)
         sizes.update(part)
         bit = 1 << i
         for rowid in part:
@@ -123,9 +116,12 @@ def ranked(
     idf = [_idf(n, figures[t]) for t in terms]
     every = (1 << k) - 1
 
+    kds: dict[bytes, float] = {}  # by docsize record: rows of one size share it
+
     def score(rowid: int, held: int, sz: bytes) -> float:
-        size = doc_size(sz)
-        kd = K1 * (1 - B + B * size / avgdl)
+        kd = kds.get(sz)
+        if kd is None:
+            kd = kds[sz] = K1 * (1 - B + B * doc_size(sz) / avgdl)
         total = 0.0
         for i in range(k):
             if held >> i & 1:
