@@ -1,5 +1,5 @@
-"""SQLite ranks by BM25 worked out from counts kept beside the FTS5 index (migration
-0009, storage/vendors/sqlite_counts.py and sqlite_rank.py) instead of FTS5's bm25(),
+"""SQLite ranks by BM25 worked out from counts kept beside the FTS5 index (migrations
+0009 and 0010, storage/vendors/sqlite_counts.py and sqlite_rank.py) instead of FTS5's bm25(),
 whose term counts walk every agent's rows. The counts must stay exact through every kind
 of write, and the ranking must be bm25()'s to the last bit."""
 
@@ -29,7 +29,7 @@ def kept() -> tuple[dict[str, int], set[tuple[str, int, int]]]:
         cur.execute(sqlite_counts.STATS, [orjson.dumps(
             [*terms, sqlite_counts.N_TERM, sqlite_counts.TOKENS_TERM]).decode()])
         counts = {t: n for t, _, n in cur.fetchall() if n}
-        cur.execute("SELECT term, id, tf FROM arbor_search_repeat")
+        cur.execute("SELECT j.key, t.id, j.value FROM arbor_search_tf t, json_each(t.tf) j")
         return counts, set(cur.fetchall())
 
 
@@ -122,3 +122,102 @@ def test_ranking_is_bm25s_to_the_last_bit(manager, session, monkeypatch, share):
         assert (sqlite_rank.ranked(cur, agent_id=manager.agent_id,
                                    terms=["deploy"], matches=['body : "deploy"'], limit=5)
                 is None) == bool(share)
+
+
+def _export(conversations: int, length: int) -> bytes:
+    """A ChatGPT export whose messages repeat their words (as long answers do), with a
+    regenerated answer in each conversation: every message has repeat counts."""
+    words = "deploy rollout kubernetes cluster canary gateway ledger invoice".split()
+    out = []
+    for c in range(conversations):
+        mapping: dict[str, dict] = {}
+        parent = None
+        for i in range(length):
+            nid = f"c{c}m{i}"
+            text = " ".join(words[(c + i + k) % len(words)] for k in range(2 + i % 5)) * 3
+            mapping[nid] = {"id": nid, "parent": parent, "children": [], "message": {
+                "id": nid, "author": {"role": "user" if i % 2 == 0 else "assistant"},
+                "create_time": 1_700_000_000 + i,
+                "content": {"content_type": "text", "parts": [f"{text} note{i}"]}}}
+            if parent is not None:
+                mapping[parent]["children"].append(nid)
+            parent = nid
+        alt = f"c{c}alt"  # a regenerated last answer beside it
+        mapping[alt] = dict(mapping[parent], id=alt, children=[], parent=mapping[parent]["parent"],
+                            message=dict(mapping[parent]["message"], id=alt))
+        mapping[mapping[parent]["parent"]]["children"].append(alt)
+        out.append({"title": f"c{c}", "conversation_id": f"rep{c}", "current_node": parent,
+                    "create_time": 1_700_000_000, "update_time": 1_700_000_100,
+                    "mapping": mapping})
+    return orjson.dumps(out)
+
+
+def _ranked_as_bm25(manager, session_ids) -> None:
+    for query in ("deploy rollout", "kubernetes canary ledger", "invoice", "gateway note3"):
+        terms = query_terms(query)
+        for session_id in (*session_ids, None):
+            with connection.cursor() as cur:
+                mine = sqlite_messages(cur, agent_id=manager.agent_id, session_id=session_id,
+                                       exclude_session_id=None, terms=terms, limit=15)
+                fts5 = bm25_messages(cur, agent_id=manager.agent_id, session_id=session_id,
+                                     exclude_session_id=None, terms=terms, limit=15)
+            assert mine and mine == fts5, (query, session_id)
+
+
+def test_counts_stay_exact_through_an_import_then_edits_and_deletes(manager, monkeypatch):
+    """An import files each message's repeat counts as one row (migration 0010), and edits,
+    deletes and a session's deletion keep them exact; the ranking stays bm25()'s."""
+    from memory_core.imports import conversations, import_conversations, read
+
+    monkeypatch.setattr(sqlite_rank, "WHOLE_SHARE", 0)  # always ranked from the counts
+    fmt, value = read(_export(3, 12))
+    summary = import_conversations(manager, fmt, conversations(fmt, value))
+    ids = [s["id"] for s in summary.sessions]
+    assert_exact()
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(*) FROM arbor_search_tf")
+        assert cur.fetchone()[0] == 3 * 13  # one row a message, however many repeats
+    _ranked_as_bm25(manager, ids)
+    first = manager.get_session(ids[0])
+    history = first.get_history()
+    first.update_message(assistant_msg("ledger ledger ledger canary", id=history[3].id))
+    first.update_message(assistant_msg("no repeats here at all", id=history[5].id))
+    first.update_message(user_msg("gateway gateway twice", id=history[6].id))
+    assert_exact()
+    first.delete_messages([history[1].id, history[8].id])
+    assert_exact()
+    _ranked_as_bm25(manager, ids)
+    manager.delete(ids[1])
+    fold_all()
+    assert_exact()
+    _ranked_as_bm25(manager, [ids[0], ids[2]])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrating_the_repeat_counts_back_and_forward_keeps_them(manager, session,
+                                                                 monkeypatch):
+    """Migration 0010 packs 0009's rows (term, id) into one row per index row, and back."""
+    from django.core.management import call_command
+
+    monkeypatch.setattr(sqlite_rank, "WHOLE_SHARE", 0)
+    session.append_messages([user_msg(f"deploy deploy rollout {i} {i}") for i in range(20)])
+    session.append_message(assistant_msg("canary canary canary deploy"))
+    session.append_message(assistant_msg("nothing repeated in this one"))
+    before = kept()
+    assert before == truth() and len(before[1]) == 2 * 20 + 1
+    with connection.cursor() as cur:
+        rankings = [sqlite_rank.ranked(cur, agent_id=manager.agent_id, terms=query_terms(q),
+                                       matches=[f'body : "{t}"' for t in query_terms(q)],
+                                       limit=10) for q in ("deploy", "canary rollout", "rollout 7")]
+    assert all(rankings)
+    call_command("migrate", "sessions_app", "0009_sqlite_search_counts", verbosity=0)
+    with connection.cursor() as cur:
+        cur.execute("SELECT term, id, tf FROM arbor_search_repeat")
+        assert set(cur.fetchall()) == before[1]
+    call_command("migrate", "sessions_app", verbosity=0)
+    assert kept() == before
+    with connection.cursor() as cur:
+        assert rankings == [sqlite_rank.ranked(
+            cur, agent_id=manager.agent_id, terms=query_terms(q),
+            matches=[f'body : "{t}"' for t in query_terms(q)], limit=10)
+            for q in ("deploy", "canary rollout", "rollout 7")]

@@ -12,9 +12,11 @@ ranking (sqlite_search.py) computes the same formula itself from:
   An append adds one row here instead of updating a counter per distinct word (that cost
   0.3 ms an append); the WAL thread folds them into the counters (fold_step), and a search
   adds the few left to the counters. Bulk writes count into the counters at once;
-- `arbor_search_repeat`: a term's count in a row where it occurs more than once (a row
-  holding a term once needs no entry), for every term but the stop words' stems: a query
-  holding one of those is ranked by FTS5's bm25() as before (sqlite_search.py).
+- `arbor_search_tf`: an index row's counts of the terms it holds more than once, as one
+  JSON object {term: count} (a row holding each term once has none), for every term but
+  the stop words' stems: a query holding one of those is ranked by FTS5's bm25() as
+  before (sqlite_search.py). One row per index row, not one per term (migration 0010):
+  text that repeats its words made twenty a message, a third of an import's time.
 
 Inserts write these beside the index rows (sqlite.py); the message triggers keep them
 on deletes and edits through the SQL functions registered with sqlite_index's.
@@ -26,6 +28,7 @@ import contextlib
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -69,24 +72,26 @@ def written(cur: Any, rows: Sequence[tuple[int, Sequence[str]]]) -> None:
     """Count index rows written in bulk, (rowid, tokens) each: the documents per term summed
     over the rows into one statement whose trigger adds them to the counters at once
     (pending rows would outgrow the folds under bulk loads), the repeat counts by one
-    executemany (a loop in C; through the trigger's JSON each cost half as much again)."""
+    executemany, a row each (a loop in C; through the trigger's JSON each cost half as
+    much again)."""
     if not rows:
         return
-    df: Counter[str] = Counter()
-    repeats: list[tuple[str, int, int]] = []
-    for rowid, tokens in rows:
-        counts = Counter(tokens)
-        df.update(counts.keys())
+    counted = [Counter(tokens) for _, tokens in rows]
+    df = Counter(chain.from_iterable(counted))  # (each row's distinct terms, in one C loop)
+    repeats: list[tuple[int, str]] = []
+    for (rowid, tokens), counts in zip(rows, counted, strict=True):
         if len(counts) < len(tokens):
-            repeats += [(term, rowid, n) for term, n in counts.items()
-                        if n > 1 and term not in UNCOUNTED]
+            repeated = {t: n for t, n in counts.items() if n > 1}
+            for term in UNCOUNTED.intersection(repeated):
+                del repeated[term]
+            if repeated:
+                repeats.append((rowid, orjson.dumps(repeated).decode()))
     df[N_TERM] = len(rows)
     df[TOKENS_TERM] = sum(len(tokens) + 2 for _, tokens in rows)
     cur.execute("INSERT INTO arbor_search_pending(sign, size, terms) VALUES (0, 0, %s)",
                 [orjson.dumps(df).decode()])
     # (even when none: a bulk write's statements are the same whatever its rows)
-    cur.executemany("INSERT INTO arbor_search_repeat(term, id, tf) VALUES (%s, %s, %s)",
-                    repeats)
+    cur.executemany("INSERT INTO arbor_search_tf(id, tf) VALUES (%s, %s)", repeats)
 
 
 def counted_json(tokens: Sequence[str]) -> str:
@@ -152,6 +157,10 @@ def fold_step(conn: sqlite3.Connection, at_least: int = 1) -> bool:
 
 
 def emptied(cur: Any) -> None:
-    """After the index was emptied whole (a flush): nothing left to count."""
-    for table in ("arbor_search_df", "arbor_search_pending", "arbor_search_repeat"):
+    """After the index was emptied whole (a flush): nothing left to count. (A file migrated
+    to 0009 only has its repeat counts in arbor_search_repeat, not arbor_search_tf.)"""
+    cur.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+                "('arbor_search_df', 'arbor_search_pending', 'arbor_search_tf', "
+                "'arbor_search_repeat')")
+    for (table,) in cur.fetchall():
         cur.execute(f"DELETE FROM {table}")

@@ -4,7 +4,7 @@ The same figures as bm25(arbor_message_fts, 1.0, 0.0) computes, in the same orde
 floating-point operations, so the scores are the same to the last bit: the row count N,
 the tokens of every row (avgdl = tokens / N) and each term's documents from the counts
 (sqlite_counts.py); a row's size (body and scope tokens) from FTS5's docsize; a term's
-count in a row from arbor_search_repeat, else 1. Only the rows of the scope are read:
+count in a row from arbor_search_tf, else 1. Only the rows of the scope are read:
 each term's match in the agent's rowid range (a session's token in the match).
 """
 
@@ -31,15 +31,15 @@ def agent_range(column: str) -> str:
             "WHERE agent_id = %s)")
 
 
-# One statement: the terms' statistics (-1), each term's rows in the scope with their
-# docsize (term i: i), then its repeat counts in the agent's range (term i: count + i).
+# One statement: the terms' statistics (-1), then each term's rows in the scope with
+# their docsize and the term's count when the row repeats it (term i: i; the count picked
+# out of the row's JSON object by the path $."term", so a term of digits is a key too).
 # Each part is led by `go` (one row, or none when bm25() ranks instead): a CROSS JOIN
 # keeps it the outer loop, so no index row is read when it is empty.
-_ROWS = ("SELECT f.rowid, {i}, d.sz FROM ({go}) g CROSS JOIN arbor_message_fts f "
+_ROWS = ("SELECT f.rowid, {i}, d.sz, r.tf ->> %s FROM ({go}) g CROSS JOIN arbor_message_fts f "
          "JOIN arbor_message_fts_docsize d ON d.id = f.rowid "
+         "LEFT JOIN arbor_search_tf r ON r.id = f.rowid "
          f"WHERE arbor_message_fts MATCH %s AND {agent_range('f.rowid')}")
-_REPEATS = ("SELECT r.id, {i}, r.tf FROM ({go}) g CROSS JOIN arbor_search_repeat r "
-            f"WHERE r.term = %s AND {agent_range('r.id')}")
 
 
 def _idf(n: int, df: int) -> float:
@@ -85,14 +85,12 @@ def ranked(
     when bm25() would rank them for less (WHOLE_SHARE)."""
     k = len(terms)
     cheaper = _BM25_CHEAPER.format(share=int(WHOLE_SHARE), rows=_AGENT_ROWS)
-    parts = [STATS, f"SELECT '', -1, {cheaper}"]
+    parts = [f"SELECT *, NULL FROM ({STATS})", f"SELECT '', -1, {cheaper}, NULL"]
     params = [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode(), agent_id]
     go = f"SELECT 1 WHERE NOT {cheaper}"
     for i, (term, match) in enumerate(zip(terms, matches, strict=True)):
         parts.append(_ROWS.format(i=i, go=go))
-        params += [agent_id, match, agent_id, agent_id]
-        parts.append(_REPEATS.format(i=k + i, go=go))
-        params += [agent_id, term, agent_id, agent_id]
+        params += [f'$."{term}"', agent_id, match, agent_id, agent_id]  # (terms: no ")
     cur.execute(" UNION ALL ".join(parts), params)
     sizes: dict[int, bytes] = {}
     bits: dict[int, int] = {}
@@ -100,12 +98,11 @@ def ranked(
     figures: dict[str, int] = {}
     for i, group in groupby(cur.fetchall(), itemgetter(1)):
         if i < 0:
-            figures.update((term, count) for term, _, count in group)
+            figures.update((term, count) for term, _, count, _ in group)
             continue
-        if i >= k:
-            counts.update(((rowid, i - k), tf) for rowid, _, tf in group)
-            continue
-        part = {rowid: sz for rowid, _, sz in group}
+        rows = list(group)
+        part = {rowid: sz for rowid, _, sz, _ in rows}
+        counts.update(((rowid, i), tf) for rowid, _, _, tf in rows if tf is not None)
         sizes.update(part)
         bit = 1 << i
         for rowid in part:
@@ -119,9 +116,12 @@ def ranked(
     idf = [_idf(n, figures[t]) for t in terms]
     every = (1 << k) - 1
 
+    kds: dict[bytes, float] = {}  # by docsize record: rows of one size share it
+
     def score(rowid: int, held: int, sz: bytes) -> float:
-        size = doc_size(sz)
-        kd = K1 * (1 - B + B * size / avgdl)
+        kd = kds.get(sz)
+        if kd is None:
+            kd = kds[sz] = K1 * (1 - B + B * doc_size(sz) / avgdl)
         total = 0.0
         for i in range(k):
             if held >> i & 1:
