@@ -20,9 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from .. import database
 
-    # Its own throwaway database, so a `make bench` running beside it keeps arbor_bench.
-    database.BENCH_DB = f"arbor_recall_{os.getpid()}"
-    with database.throwaway():
+    # Its own throwaway database, so the `make bench` that runs it (or runs beside it)
+    # keeps its own: on Postgres, dropping a database ends every connection to it.
+    with database.throwaway(f"arbor_recall_{os.getpid()}"):
         from sessions_app.semantic import config
 
         from . import harness
