@@ -23,7 +23,8 @@ from memory_core.embedders import (
 from memory_core.hybrid import DENSE_MARGIN
 from sessions_app.semantic import config
 from sessions_app.semantic.embed import embed_all
-from tests.conftest import assistant_msg, user_msg
+from tests.conftest import user_msg
+from tests.semantic.offline import ask
 
 ANSWER = "picked up the new Skoda yesterday"
 OTHERS = ["Noted: window seats. When would you like to fly?",  # a question outranked it
@@ -98,17 +99,8 @@ def test_a_model_loads_once_when_many_threads_ask_at_first():
 @pytest.mark.parametrize("local", list(MODELS))
 def test_the_default_install_answers_what_car_from_the_skoda(manager, session, settings,
                                                             local):
-    settings.ARBOR_EMBEDDINGS = "on"  # no URL, so the offline model
-    settings.ARBOR_EMBEDDINGS_LOCAL = local
-    embedder = config.embedder()
-    assert embedder is not None and embedder.model == MODELS[local][1]
-    for text in OTHERS:
-        session.append_message(user_msg(text))
-        session.append_message(assistant_msg("Noted."))
-    skoda = session.append_message(user_msg(ANSWER))
-    embed_all(embedder)
-    hits = manager.search("What car do I drive now?", 3)
-    assert hits.semantic == "on"
+    skoda, hits = ask(manager, session, settings, local=local, model=MODELS[local][1],
+                      notes=OTHERS, answer=ANSWER, question="What car do I drive now?")
     assert hits[0].id == skoda.id, [h.content for h in hits]
     assert hits[0].matched == "meaning"
     # Across languages USE puts the German question nearer another question ("When

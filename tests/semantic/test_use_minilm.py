@@ -17,9 +17,7 @@ from memory_core.embedders import (
     LocalUSEMiniLM,
     english,
 )
-from sessions_app.semantic import config
-from sessions_app.semantic.embed import embed_all
-from tests.conftest import assistant_msg, user_msg
+from tests.semantic.offline import ask
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
@@ -72,16 +70,7 @@ def test_a_question_not_in_english_is_ranked_by_use_alone(pair):
 def test_use_minilm_finds_the_brother_in_porto(manager, session, settings):
     """USE alone puts "Tom finally moved to Porto" 43rd for this question in the recall set;
     with MiniLM it is found by meaning, next to the word match ("living" room)."""
-    settings.ARBOR_EMBEDDINGS = "on"
-    settings.ARBOR_EMBEDDINGS_LOCAL = "use+minilm"
-    embedder = config.embedder()
-    assert embedder is not None and embedder.model == PAIR_MODEL
-    for text in OTHERS:
-        session.append_message(user_msg(text))
-        session.append_message(assistant_msg("Noted."))
-    porto = session.append_message(user_msg(BROTHER))
-    embed_all(embedder)
-    hits = manager.search("Where does my brother live?", 3)
-    assert hits.semantic == "on"
+    porto, hits = ask(manager, session, settings, local="use+minilm", model=PAIR_MODEL,
+                      notes=OTHERS, answer=BROTHER, question="Where does my brother live?")
     found = {h.id: h.matched for h in hits[:2]}
     assert found.get(porto.id) == "meaning", [h.content for h in hits]
