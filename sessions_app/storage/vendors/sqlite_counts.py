@@ -52,8 +52,16 @@ def row_terms(tokens: Sequence[str]) -> tuple[str, list[tuple[str, int]]]:
     terms = orjson.dumps(list(distinct)).decode()
     if len(distinct) == len(tokens):
         return terms, []
-    counts = Counter(tokens)
-    return terms, [(t, n) for t, n in counts.items() if n > 1 and t not in UNCOUNTED]
+    return terms, list(repeated(Counter(tokens)).items())
+
+
+def repeated(counts: Counter[str]) -> dict[str, int]:
+    """A row's counted terms held more than once, with their counts (what a search reads
+    from arbor_search_tf): the stop words' stems are left out."""
+    held = {t: n for t, n in counts.items() if n > 1}
+    for term in UNCOUNTED.intersection(held):
+        del held[term]
+    return held
 
 
 # An appended index row's pending row, its rowid named by SQL taking `{rowid}`'s params.
@@ -80,12 +88,8 @@ def written(cur: Any, rows: Sequence[tuple[int, Sequence[str]]]) -> None:
     df = Counter(chain.from_iterable(counted))  # (each row's distinct terms, in one C loop)
     repeats: list[tuple[int, str]] = []
     for (rowid, tokens), counts in zip(rows, counted, strict=True):
-        if len(counts) < len(tokens):
-            repeated = {t: n for t, n in counts.items() if n > 1}
-            for term in UNCOUNTED.intersection(repeated):
-                del repeated[term]
-            if repeated:
-                repeats.append((rowid, orjson.dumps(repeated).decode()))
+        if len(counts) < len(tokens) and (held := repeated(counts)):
+            repeats.append((rowid, orjson.dumps(held).decode()))
     df[N_TERM] = len(rows)
     df[TOKENS_TERM] = sum(len(tokens) + 2 for _, tokens in rows)
     cur.execute("INSERT INTO arbor_search_pending(sign, size, terms) VALUES (0, 0, %s)",
