@@ -272,7 +272,7 @@ class Messages(VersionRows):
             d = current()
             d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[3] for r in rows))
             self.mark_deleted_sources(session_id, [r[1] for r in rows])
-            d.give_back_free_pages(cur)
+            d.after_deletes(cur)
             return len(rows)
 
     def _touched_overlays(self, cur: Any, session_id: str, doomed_ids: set[str]) -> list[int]:
@@ -302,7 +302,7 @@ class Messages(VersionRows):
             cur.execute(sql.DELETE_SKILL_STATES, [session_id])
             cur.execute(sql.ZERO_COUNTS, [current().db_datetime(now()), session_id])
             self.mark_deleted_sources(session_id, None)
-            current().give_back_free_pages(cur)
+            current().after_deletes(cur)
 
     def copy_path(
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,

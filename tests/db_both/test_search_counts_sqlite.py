@@ -221,3 +221,29 @@ def test_migrating_the_repeat_counts_back_and_forward_keeps_them(manager, sessio
             cur, agent_id=manager.agent_id, terms=query_terms(q),
             matches=[f'body : "{t}"' for t in query_terms(q)], limit=10)
             for q in ("deploy", "canary rollout", "rollout 7")]
+
+
+def pending() -> int:
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(*) FROM arbor_search_pending")
+        return int(cur.fetchone()[0])
+
+
+def test_deleting_a_session_folds_the_counts_it_leaves_pending(manager, session):
+    # One pending row a message would make every search after it add them all up.
+    other = manager.get_session(manager.create("kept").id)
+    other.append_message(user_msg("kept alpha words"))
+    for i in range(sqlite_counts.FOLD_AT + 10):
+        session.append_message(user_msg(f"alpha beta {i}"))
+    assert pending() >= sqlite_counts.FOLD_AT  # (the WAL thread cannot fold in this test)
+    manager.delete(session.id)
+    assert pending() == 0
+    assert_exact()
+    assert [h.content for h in other.search("alpha")] == ["kept alpha words"]
+
+
+def test_deleting_a_few_messages_leaves_them_for_the_wal_thread(manager, session):
+    ids = [session.append_message(user_msg(f"gamma {i}")).id for i in range(3)]
+    session.delete_messages(ids[:1])
+    assert pending() == 4  # three appends, one deletion: not worth a fold of their own
+    assert_exact()

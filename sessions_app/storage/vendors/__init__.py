@@ -41,9 +41,10 @@ class Dialect(Protocol):
 
     def fast_reads(self, cur: Any) -> None: ...
 
-    def give_back_free_pages(self, cur: Any) -> None:
-        """After deletes: return the pages they freed to the file system, where the
-        database keeps freed pages in its own file (SQLite)."""
+    def after_deletes(self, cur: Any) -> None:
+        """After deletes, in their transaction: settle what they left for later (SQLite:
+        the search counts' pending rows) and return the pages they freed to the file
+        system, where the database keeps freed pages in its own file (SQLite)."""
 
     def to_datetime(self, value: Any) -> datetime: ...
 

@@ -96,7 +96,7 @@ class Postgres(Shared):
     vendor = "postgresql"
     search_messages = staticmethod(postgres_messages)
 
-    def give_back_free_pages(self, cur: Any) -> None:
+    def after_deletes(self, cur: Any) -> None:
         return None  # autovacuum's business
 
     def fast_reads(self, cur: Any) -> None:

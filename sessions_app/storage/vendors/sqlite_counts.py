@@ -129,12 +129,22 @@ _FOLD = """
 
 
 def fold(cur: Any, upto: int) -> None:
-    """Move the pending rows up to id `upto` into the counters (qmark-style cursor)."""
+    """Move the pending rows up to id `upto` into the counters (a sqlite3 cursor or
+    Django's: its SQL has no %s, and Django passes ? through)."""
     cur.execute(_FOLD, [upto])
     cur.execute("DELETE FROM arbor_search_df WHERE df = 0 AND term IN "
                 "(SELECT j.value FROM arbor_search_pending p, json_each(p.terms) j "
                 "WHERE p.id <= ?)", [upto])
     cur.execute("DELETE FROM arbor_search_pending WHERE id <= ?", [upto])
+
+
+def fold_pending(cur: Any, at_least: int = FOLD_AT) -> None:
+    """Fold every pending row in the caller's transaction, when at least `at_least` are
+    pending (~40 µs a row)."""
+    cur.execute("SELECT max(id), count(*) FROM arbor_search_pending")
+    top, count = cur.fetchone()
+    if count >= at_least:
+        fold(cur, top)
 
 
 def fold_step(conn: sqlite3.Connection, at_least: int = 1) -> bool:
