@@ -69,7 +69,7 @@ def _median_ms(fn: Callable[[], Any], rounds: int = ROUNDS) -> float:
 def queries(words: Sequence[str], count: int = QUERIES) -> list[str]:
     """One rarer word (rank 2,000 to 20,000 of the Zipf vocabulary) and two common ones
     (ranks 30 to 150, past the stop words a query drops)."""
-    from memory_core.words import QUERY_STOP_WORDS
+    from memory_core.stop_words import QUERY_STOP_WORDS
 
     common = [w for w in words[30:150] if "'" not in w and w not in QUERY_STOP_WORDS]
     rare = list(words[2_000:20_000])

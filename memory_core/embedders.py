@@ -30,7 +30,7 @@ import httpx
 import numpy as np
 
 from .embedding import EmbedderUnavailable, Vector, WrongDimension, passage_text, unit
-from .words import QUERY_STOP_WORDS, STOP_WORDS
+from .stop_words import FUNCTION_WORDS, STOP_WORDS
 
 LOCAL_MODEL = "multilingual-e5-small-q4"  # the name stored with the local model's vectors
 LOCAL_DIM = 384
@@ -168,8 +168,7 @@ MINILM_BATCH = 32  # texts per forward pass (padded to the batch's longest)
 # none gives the same at 0.18.
 PAIR_FLOOR = 0.18
 PAIR_MARGIN = 0.2
-_OTHER_FUNCTION_WORDS = QUERY_STOP_WORDS - STOP_WORDS - frozenset(
-    "still current currently latest anymore".split())
+_OTHER_FUNCTION_WORDS = frozenset().union(*FUNCTION_WORDS.values())
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 

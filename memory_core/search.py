@@ -22,6 +22,7 @@ from .snippets import (
     plain_text,
     snippet,
 )
+from .stop_words import QUERY_STOP_WORDS, STOP_WORDS
 from .words import (
     FRAGMENTS,
     IRREGULAR,
@@ -29,8 +30,6 @@ from .words import (
     MAX_QUERY_SCAN_CHARS,
     MAX_QUERY_TERMS,
     MAX_TOKEN_CHARS,
-    QUERY_STOP_WORDS,
-    STOP_WORDS,
     index_tokens,
     query_concepts,
     query_terms,

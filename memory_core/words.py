@@ -13,8 +13,11 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import islice
 
 import Stemmer
+
+from .stop_words import function_bigram, stop_words_for
 
 # Runs of characters from scripts written without spaces between words.
 _SPACELESS = (
@@ -33,35 +36,10 @@ MAX_QUERY_TERMS = 64  # a longer query searches with its first 64 distinct terms
 # Only this much of a query is read: 64 terms never need more, and a 1 MB query stays cheap.
 MAX_QUERY_SCAN_CHARS = MAX_QUERY_TERMS * (MAX_TOKEN_CHARS + 1) * 8
 
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his how
-    i if in into is it its itself just me more most my myself no nor not now of off on
-    once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves""".split()
-)
-
 # Query words that are never terms: contraction and elision fragments ("what's",
 # "they're", "l'appartement") and negated auxiliaries, which say nothing about a subject.
 FRAGMENTS = frozenset("s re ll ve t d m l j n c qu don doesn didn isn aren wasn weren "
                       "haven hasn hadn wouldn shouldn couldn mustn needn".split())
-# Function words of the other languages the recall set covers, and words asking for the
-# current state ("still", "now"): dropped from queries (unless nothing else is left), never
-# from the index. Written casefolded, without diacritics, as _normalise leaves them.
-QUERY_STOP_WORDS = STOP_WORDS | frozenset(
-    """still current currently latest anymore
-    der das den dem des ein eine einen einem einer und ist sind ich du er sie es wir ihr
-    mein meine meinen meiner dein deine nicht mit von zu auf fur wie wo wer wann welche
-    welcher welches noch schon jetzt habe haben im ins am aus bei nach uber aktuell derzeit
-    le la les un une des du de et est sont je tu il elle nous vous ils elles mon ma mes ton
-    ta tes sa ses ce cette ces qui que quoi quel quelle quels quelles ou au aux en dans pour
-    par avec pas ne maintenant actuel actuelle actuellement encore desormais
-    el los las una unos unas y es yo mi mis su sus cual cuando donde como del al con por
-    para se lo le ahora esta este esto estan hay muy ya actual actualmente todavia aun""".split()
-)
 # Forms a stemmer cannot join to their base word; both directions are searched.
 IRREGULAR = {
     "ran": "run", "children": "child", "people": "person", "women": "woman", "men": "man",
@@ -187,7 +165,9 @@ def _elided(text: str, start: int, end: int) -> bool:
 def query_concepts(query: str) -> list[tuple[str, ...]]:
     """The words of a natural-language query as search concepts: each a tuple of stems
     (stem_variants) or one CJK bigram, in order, at most MAX_QUERY_TERMS terms in all.
-    Stop words (QUERY_STOP_WORDS) are dropped unless nothing else is left; FRAGMENTS
+    Function words (stop_words.py: QUERY_STOP_WORDS, and the false friends of the
+    language the query reads as; Chinese and Japanese function bigrams) are dropped
+    unless nothing else is left; FRAGMENTS
     never count when elided (what's, we'll, l'appartement, a-t-elle), though a lone
     letter does (vitamin D). Tokenising stops once enough are found, so any length is
     cheap."""
@@ -198,7 +178,8 @@ def query_concepts(query: str) -> list[tuple[str, ...]]:
     return _concepts(query)
 
 
-MAX_CACHED_QUERY_CHARS = 500  # a question asked again (an agent's search, a page reload)
+MAX_CACHED_QUERY_CHARS = 500
+LANGUAGE_WORDS = MAX_QUERY_TERMS  # the words of a query that say which language it reads as  # a question asked again (an agent's search, a page reload)
 
 
 @lru_cache(maxsize=1_024)
@@ -213,18 +194,26 @@ def _concepts(query: str) -> list[tuple[str, ...]]:
     seen_stop: set[str] = set()
     count = 0
     normal = _normalise(query[:MAX_QUERY_SCAN_CHARS])
+    stops = stop_words_for(islice((m.group(0) for m in _TOKEN.finditer(normal)
+                                   if m.group(1) is None), LANGUAGE_WORDS))
+
+    def stop(term: str) -> None:
+        if len(stopped) < MAX_QUERY_TERMS and term not in seen_stop:
+            seen_stop.add(term)
+            stopped.append((term,))
+
     for match in _TOKEN.finditer(normal):
         spaceless = match.group(1) is not None
         word = match.group(0)
         if not spaceless and word in FRAGMENTS and _elided(normal, match.start(), match.end()):
             continue
-        is_stop = not spaceless and word in QUERY_STOP_WORDS
-        if is_stop:
-            if len(stopped) < MAX_QUERY_TERMS and _stem(word) not in seen_stop:
-                seen_stop.add(_stem(word))
-                stopped.append((_stem(word),))
+        if not spaceless and word in stops:
+            stop(_stem(word))
             continue
         for group in [(g,) for g in _bigrams(word)] if spaceless else [stem_variants(word)]:
+            if spaceless and function_bigram(group[0]):
+                stop(group[0])
+                continue
             fresh = tuple(t for t in group if t not in seen)
             if not fresh or group[0] in seen:
                 continue

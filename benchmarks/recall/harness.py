@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from memory_core import SessionManager
-from memory_core.words import STOP_WORDS, _iter_words, _stem
+from memory_core.stop_words import STOP_WORDS
+from memory_core.words import _iter_words, _stem
 
 HERE = Path(__file__).resolve().parent
 K = 10  # hits asked for per question

@@ -72,6 +72,19 @@ def test_stop_words_are_ignored(session):
     assert ids(session.search("what is the deployment day?")) == ["deploy-day"]
 
 
+def test_a_questions_function_words_in_its_own_language_match_nothing(session):
+    """Issue 28: "nuestro" (our) was a term, so every Spanish message saying it matched."""
+    fill(session)
+    session.append_messages([
+        user_msg("Nuestro perro se llama Rex y nuestra casa es azul.", id="our-dog"),
+        user_msg("El vuelo a Bogotá sale a las nueve.", id="flight"),
+        user_msg("Der Klempner kommt am Dienstag, die Heizung ist kaputt.", id="plumber"),
+        user_msg("Die Katze schläft, die Kinder spielen, die Sonne scheint.", id="the-the"),
+    ])
+    assert ids(session.search("¿Cuándo sale nuestro vuelo?")) == ["flight"]
+    assert ids(session.search("Wann kommt die Heizung?")) == ["plumber"]
+
+
 def test_a_query_of_only_stop_words_still_searches(session):
     fill(session)
     session.append_message(user_msg("To be, or not to be: that is the question.", id="hamlet"))

@@ -198,6 +198,23 @@ def test_a_meaning_match_outranks_all_but_the_first_one_word_match():
     assert fused[1].matched == "meaning"
 
 
+def test_a_message_that_asks_is_no_hit_by_meaning_alone():
+    """An agent's own question ("How many people are coming?") is near many questions by
+    its form and answers none: found by meaning alone it is left out; found by the words
+    too, it stays."""
+    from dataclasses import replace
+
+    from memory_core.hybrid import fuse
+
+    asking = replace(_hit("q", 0.6), content="Great choice. How many people are coming? ")
+    full_width = replace(_hit("z", 0.6), content="明天要带伞吗？")
+    answer = replace(_hit("a", 0.5), content="Twenty-two people, and we need a room.")
+    fused = fuse([], [asking, full_width, answer], floor=0.25, margin=0.2)
+    assert [(h.id, h.matched) for h in fused] == [("a", "meaning")]
+    fused = fuse([replace(asking, score=3.0)], [asking, answer], floor=0.25, margin=0.2)
+    assert [(h.id, h.matched) for h in fused] == [("q", "both"), ("a", "meaning")]
+
+
 def test_the_margin_is_the_embedders_own(manager, session, fake_embeddings, monkeypatch):
     """A message found by meaning alone must come within the embedder's margin of the best
     cosine (hybrid.DENSE_MARGIN when it has none): models spread their cosines differently."""

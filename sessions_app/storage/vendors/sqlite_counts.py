@@ -33,7 +33,8 @@ from typing import Any
 
 import orjson
 
-from memory_core.words import STOP_WORDS, index_tokens
+from memory_core.stop_words import STOP_WORDS
+from memory_core.words import index_tokens
 
 # Index tokens whose repeats are not kept: the stop words as the index stems them.
 UNCOUNTED = frozenset(STOP_WORDS) | frozenset(index_tokens(" ".join(STOP_WORDS)))
