@@ -178,8 +178,8 @@ def query_concepts(query: str) -> list[tuple[str, ...]]:
     return _concepts(query)
 
 
-MAX_CACHED_QUERY_CHARS = 500
-LANGUAGE_WORDS = MAX_QUERY_TERMS  # the words of a query that say which language it reads as  # a question asked again (an agent's search, a page reload)
+MAX_CACHED_QUERY_CHARS = 500  # a question asked again (an agent's search, a page reload)
+LANGUAGE_WORDS = MAX_QUERY_TERMS  # the words of a query that say which language it reads as
 
 
 @lru_cache(maxsize=1_024)
