@@ -303,9 +303,11 @@ ARBOR_READY_TIMEOUT = float(os.environ.get("ARBOR_READY_TIMEOUT", "2"))
 # "off" searches by words only. Read by sessions_app/semantic/config.py only.
 ARBOR_EMBEDDINGS = os.environ.get("ARBOR_EMBEDDINGS", "on").strip() or "on"
 ARBOR_EMBEDDINGS_URL = os.environ.get("ARBOR_EMBEDDINGS_URL", "").strip()
-# Which offline model: "use" (the default: multilingual Universal Sentence Encoder) or
-# "e5" (multilingual-e5-small, slower; its vectors are kept apart, by model name).
-ARBOR_EMBEDDINGS_LOCAL = os.environ.get("ARBOR_EMBEDDINGS_LOCAL", "use").strip().lower() or "use"
+# Which offline model: "use+minilm" (the default: the multilingual Universal Sentence
+# Encoder beside English MiniLM), "use" (USE alone: faster, weaker on paraphrase) or "e5"
+# (multilingual-e5-small, the `e5` extra). Each model's vectors are kept apart, by name.
+ARBOR_EMBEDDINGS_LOCAL = (os.environ.get("ARBOR_EMBEDDINGS_LOCAL", "use+minilm").strip().lower()
+                         or "use+minilm")
 ARBOR_EMBEDDINGS_MODEL = os.environ.get("ARBOR_EMBEDDINGS_MODEL", "").strip()
 ARBOR_EMBEDDINGS_API_KEY = os.environ.get("ARBOR_EMBEDDINGS_API_KEY", "")
 ARBOR_EMBEDDINGS_TIMEOUT = float(os.environ.get("ARBOR_EMBEDDINGS_TIMEOUT", "10") or 10)

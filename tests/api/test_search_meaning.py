@@ -57,11 +57,13 @@ def test_bad_scope_or_leaf_is_422_or_404(api, session_id):
 
 
 def test_the_embeddings_state_names_the_chosen_offline_model(api, agent_id, settings):
-    """The model's name comes from the embedder (its `.model`): USE by default, e5 when
-    ARBOR_EMBEDDINGS_LOCAL says so."""
-    from memory_core.embedders import LOCAL_MODEL, USE_MODEL
+    """The model's name comes from the embedder (its `.model`): USE beside MiniLM by
+    default, USE alone or e5 when ARBOR_EMBEDDINGS_LOCAL says so."""
+    from memory_core.embedders import LOCAL_MODEL, PAIR_MODEL, USE_MODEL
 
     settings.ARBOR_EMBEDDINGS = "on"
+    assert ok(api.get(f"/agents/{agent_id}/embeddings"))["model"] == PAIR_MODEL
+    settings.ARBOR_EMBEDDINGS_LOCAL = "use"
     assert ok(api.get(f"/agents/{agent_id}/embeddings"))["model"] == USE_MODEL
     settings.ARBOR_EMBEDDINGS_LOCAL = "e5"
     assert ok(api.get(f"/agents/{agent_id}/embeddings"))["model"] == LOCAL_MODEL

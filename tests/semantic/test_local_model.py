@@ -1,4 +1,5 @@
-"""The offline models themselves (the default install's, USE, and e5): each loaded once for
+"""The offline models themselves (the default install's, USE beside MiniLM; USE alone; e5):
+each loaded once for
 this module, each finds an answer that shares no word with the question, in English and
 across languages; the settings choose between them."""
 
@@ -13,12 +14,17 @@ from django.core.exceptions import ImproperlyConfigured
 from memory_core.embedders import (
     LOCAL_DIM,
     LOCAL_MODEL,
+    PAIR_DIM,
+    PAIR_FLOOR,
+    PAIR_MARGIN,
+    PAIR_MODEL,
     USE_DIM,
     USE_FLOOR,
     USE_MARGIN,
     USE_MODEL,
     LocalE5,
     LocalUSE,
+    LocalUSEMiniLM,
 )
 from memory_core.hybrid import DENSE_MARGIN
 from sessions_app.semantic import config
@@ -31,7 +37,8 @@ OTHERS = ["Noted: window seats. When would you like to fly?",  # a question outr
           "Tom finally moved to Porto", "I could eat tiramisu every day",
           "The deploy script failed because the migration table was locked",
           "Meeting with Anna moved to Thursday", "Please water the plants while I'm away"]
-MODELS = {"use": (LocalUSE, USE_MODEL, USE_DIM), "e5": (LocalE5, LOCAL_MODEL, LOCAL_DIM)}
+MODELS = {"use+minilm": (LocalUSEMiniLM, PAIR_MODEL, PAIR_DIM),
+          "use": (LocalUSE, USE_MODEL, USE_DIM), "e5": (LocalE5, LOCAL_MODEL, LOCAL_DIM)}
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
@@ -117,9 +124,9 @@ def test_an_unknown_local_model_is_refused(settings):
         config.embedder()
 
 
-def test_search_by_meaning_is_on_by_default_with_use():
+def test_search_by_meaning_is_on_by_default_with_use_and_minilm():
     """A fresh install (no ARBOR_EMBEDDINGS* in the environment) searches by meaning with
-    USE, which a search embeds its question with."""
+    USE beside MiniLM, which a search embeds its question with."""
     import os
     import subprocess
     import sys
@@ -131,7 +138,7 @@ def test_search_by_meaning_is_on_by_default_with_use():
             "config.describe()['model'])")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
-    assert out == [USE_MODEL, str(USE_FLOOR), str(USE_MARGIN), USE_MODEL]
+    assert out == [PAIR_MODEL, str(PAIR_FLOOR), str(PAIR_MARGIN), PAIR_MODEL]
 
 
 def test_use_finds_the_herb_above_messages_sharing_a_common_word(manager, session, settings):
@@ -153,12 +160,12 @@ def test_use_finds_the_herb_above_messages_sharing_a_common_word(manager, sessio
     assert found.matched == "meaning"
 
 
-def test_use_minilm_without_its_extra_is_unavailable_and_names_the_extra(monkeypatch):
+def test_use_minilm_without_its_packages_is_unavailable_and_says_so(monkeypatch):
     import sys
 
     from memory_core.embedders import LocalUSEMiniLM
     from memory_core.embedding import EmbedderUnavailable
 
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
-    with pytest.raises(EmbedderUnavailable, match="minilm extra"):
+    with pytest.raises(EmbedderUnavailable, match="MiniLM's packages are not installed"):
         LocalUSEMiniLM().embed_query("Where does my brother live?")

