@@ -5,18 +5,18 @@ the engine what check_message returns, so no rule runs twice on the way to the r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from datetime import datetime
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import InvalidInput
 from .limits import MAX_ID_LENGTH, ROLES, is_id
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedMessage:
-    """Caller input that met every message rule; prepare() derives the rest from it."""
+class CheckedMessage(NamedTuple):
+    """Caller input that met every message rule; prepare() derives the rest from it. A
+    tuple, as Message: one is made for every message of a bulk write, where a frozen
+    dataclass's __init__ cost 1.2 µs."""
 
     role: str
     parts: list[dict[str, Any]]
@@ -27,7 +27,7 @@ class CheckedMessage:
 
     def with_id(self, raw_id: Any) -> CheckedMessage:
         """The same message under another id (e.g. the one in a URL)."""
-        return replace(self, id=_message_id(raw_id))
+        return self._replace(id=_message_id(raw_id))
 
 
 def check_message(message: Any, *, from_json: bool = False) -> CheckedMessage:

@@ -91,9 +91,10 @@ class SessionInfo(Mappable):
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class NewMessage:
-    """A validated message ready for storage; everything derived is computed once here."""
+class NewMessage(NamedTuple):
+    """A validated message ready for storage; everything derived is computed once here.
+    A tuple, as Message and CheckedMessage: one is made for every message of a bulk
+    write."""
 
     id: str
     role: str
