@@ -35,8 +35,10 @@ def check_message(message: Any, *, from_json: bool = False) -> CheckedMessage:
     message (a Message or a dict of its shape) meets every rule. from_json: its values
     are just decoded from JSON text (a request body), so storing them needs no round
     trip through JSON to become what a read returns."""
-    data = message._asdict() if hasattr(message, "_asdict") else message
-    if not isinstance(data, Mapping):
+    # (a dict first: hasattr() on one raises and catches inside, 0.3 µs a message)
+    data = message if type(message) is dict else (
+        message._asdict() if hasattr(message, "_asdict") else message)
+    if not isinstance(data, dict) and not isinstance(data, Mapping):
         raise InvalidInput("message must be an object with role and parts")
     role = data.get("role")
     if not isinstance(role, str) or role not in ROLES:

@@ -205,9 +205,8 @@ def prepare(
     """
     checked = message if isinstance(message, CheckedMessage) else check_message(message)
     message_id, id_given = (checked.id, True) if checked.id is not None else (new_id(), False)
-    created_at = now()
-    if keep_created_at and checked.created_at is not None:
-        created_at = checked.created_at
+    created_at = (checked.created_at if keep_created_at and checked.created_at is not None
+                  else now())
 
     parts = _shrink_tool_outputs(checked.parts, max_tool_output)
     parts_json = dumps(parts, "parts")
