@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, Required
 
 from pydantic import (
     AfterValidator,
@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
-from typing_extensions import Required, TypedDict
+from typing_extensions import TypedDict  # (pydantic's choice before Python 3.12)
 
 from memory_core import limits as lim
 from memory_core.errors import InvalidInput
