@@ -87,6 +87,9 @@ class _Text:
 
     def value(self) -> Any:
         """The value at `pos`, read on until it is whole (twice the text each time)."""
+        # Little left: read on first (a value cut short is parsed again from its start).
+        if len(self.buf) - self.pos < CHUNK // 4:
+            self.more()
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
