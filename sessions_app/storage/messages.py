@@ -318,7 +318,7 @@ class Messages(VersionRows):
         if not messages:
             return
         d = current()
-        with transaction.atomic(savepoint=False), connection.cursor() as cur, _no_gc():
+        with transaction.atomic(savepoint=False), hot.cursor() as cur, _no_gc():
             if index_from is not None:
                 cur.execute("SELECT message_id, search_extra FROM arbor_message "
                             f"WHERE session_key = {sql.SESSION_KEY} "
