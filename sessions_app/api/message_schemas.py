@@ -55,8 +55,8 @@ def _engine_rules(given: MessageIn) -> CheckedMessage:
     try:
         return check_message({k: v for k, v in given.items() if v is not None},
                              from_json=True)
-    except InvalidInput:
-        with _as_validation_error("MessageIn"):
+    except InvalidInput:  # (worded only when raised: entering the context manager for
+        with _as_validation_error("MessageIn"):  # every message cost 1.3 µs)
             raise
 
 
