@@ -5,18 +5,18 @@ the engine what check_message returns, so no rule runs twice on the way to the r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from datetime import datetime
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import InvalidInput
 from .limits import MAX_ID_LENGTH, ROLES, is_id
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedMessage:
-    """Caller input that met every message rule; prepare() derives the rest from it."""
+class CheckedMessage(NamedTuple):
+    """Caller input that met every message rule; prepare() derives the rest from it. A
+    tuple, as Message: one is made for every message of a bulk write, where a frozen
+    dataclass's __init__ cost 1.2 µs."""
 
     role: str
     parts: list[dict[str, Any]]
@@ -27,7 +27,7 @@ class CheckedMessage:
 
     def with_id(self, raw_id: Any) -> CheckedMessage:
         """The same message under another id (e.g. the one in a URL)."""
-        return replace(self, id=_message_id(raw_id))
+        return self._replace(id=_message_id(raw_id))
 
 
 def check_message(message: Any, *, from_json: bool = False) -> CheckedMessage:
@@ -35,8 +35,10 @@ def check_message(message: Any, *, from_json: bool = False) -> CheckedMessage:
     message (a Message or a dict of its shape) meets every rule. from_json: its values
     are just decoded from JSON text (a request body), so storing them needs no round
     trip through JSON to become what a read returns."""
-    data = message._asdict() if hasattr(message, "_asdict") else message
-    if not isinstance(data, Mapping):
+    # (a dict first: hasattr() on one raises and catches inside, 0.3 µs a message)
+    data = message if type(message) is dict else (
+        message._asdict() if hasattr(message, "_asdict") else message)
+    if not isinstance(data, dict) and not isinstance(data, Mapping):
         raise InvalidInput("message must be an object with role and parts")
     role = data.get("role")
     if not isinstance(role, str) or role not in ROLES:

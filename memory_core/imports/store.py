@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..limits import MAX_ID_LENGTH
+from ..message_rules import check_message
 from ..messages import Message, prepare
 from ..snapshot import SessionSnapshot
 from .tree import BadExport, Conversation, Planned, plan
@@ -73,7 +74,9 @@ def _snapshot(manager: SessionManager, planned: Planned) -> SessionSnapshot:
     encoded: list[tuple[str, str, str]] = []
     for m in planned.messages:
         try:
-            new = prepare(m, keep_created_at=True, max_tool_output=limit)
+            # (The parsers' values are JSON's own, decoded from the file: no round trip.)
+            new = prepare(check_message(m, from_json=True), keep_created_at=True,
+                          max_tool_output=limit)
         except BadExport:
             raise
         except InvalidInput as exc:  # e.g. text the databases cannot hold

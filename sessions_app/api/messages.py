@@ -48,7 +48,7 @@ def append_message(request: HttpRequest, session_id: str, body: AppendIn) -> Any
     """Append under parent_id, else under the latest leaf (root: as a new root). The same
     id with the same content is idempotent; with other content, 409."""
     session = session_for(request.auth, session_id)
-    message = session.append_message(body.message.checked, at=body.at)
+    message = session.append_message(body.message, at=body.at)
     return json_response(message.to_dict(), status=201)  # the engine's shape: no second check
 
 
@@ -57,8 +57,8 @@ def append_batch(request: HttpRequest, session_id: str, body: BatchIn) -> Any:
     """Append messages in order, each the parent of the next; all or nothing. The first
     goes under parent_id, else the latest leaf (root: as a new root)."""
     session = session_for(request.auth, session_id)
-    stored = session.append_messages([m.checked for m in body.messages], at=body.at)
-    return json_response({"items": [m.to_dict() for m in stored]}, status=201)
+    stored = session.append_messages(body.messages, at=body.at)
+    return json_response({"items": message_dicts(stored)}, status=201)
 
 
 @router.delete(S + "/messages", response={204: None, **errors(404)})
@@ -83,7 +83,7 @@ def update_message(request: HttpRequest, session_id: str, message_id: str, body:
         return Status(422, {"detail": "message.id differs from the id in the URL",
                             "code": "invalid"})
     session = session_for(request.auth, session_id)
-    return session.update_message(body.message.checked.with_id(message_id))
+    return session.update_message(body.message.with_id(message_id))
 
 
 @router.delete(M, response={204: None, **errors(404)})

@@ -76,8 +76,8 @@ def hold() -> None:
 def release() -> None:
     frames: list[dict[str, Any]] | None = getattr(_held, "frames", None)
     _held.frames = None
-    for frame in frames or ():
-        _publish_now(frame)
+    if frames:
+        _publish_now(frames)
 
 
 def publish(frame: dict[str, Any]) -> None:
@@ -85,23 +85,24 @@ def publish(frame: dict[str, Any]) -> None:
     if frames is not None:
         frames.append(frame)
     else:
-        _publish_now(frame)
+        _publish_now([frame])
 
 
-def _publish_now(frame: dict[str, Any]) -> None:
-    """Hand a frame to the channel layer without waiting for it: writers never wait on
+def _publish_now(frames: list[dict[str, Any]]) -> None:
+    """Hand frames to the channel layer without waiting for them: writers never wait on
     the layer (a slow or absent Redis loses only the live copy; the outbox keeps it for
-    `resume`). Frames of one process go out in the order they were handed over."""
+    `resume`). Frames of one process go out in the order they were handed over; a
+    request's (a batch's thousand) are handed over at once."""
     try:
         loop = server_loop()
         if loop is None and isinstance(get_channel_layer(), InMemoryChannelLayer | None):
             # Its subscribers live on this process's server loop, which this thread is
             # not running for (a management command, a plain sync caller): nobody to tell.
             return
-        _publisher(loop).submit(frame)
+        _publisher(loop).submit(frames)
     except Exception:
-        log.warning("could not publish %s of session %s", frame["type"], frame["session_id"],
-                    exc_info=True)
+        log.warning("could not publish %s of session %s", frames[0]["type"],
+                    frames[0]["session_id"], exc_info=True)
 
 
 MAX_PENDING = 10_000  # frames waiting for the layer; past it they are dropped (resume)
@@ -114,18 +115,19 @@ class _Publisher:
         self.loop = loop
         self.queue: asyncio.Queue[dict[str, Any]] | None = None
 
-    def submit(self, frame: dict[str, Any]) -> None:
-        self.loop.call_soon_threadsafe(self._put, frame)
+    def submit(self, frames: list[dict[str, Any]]) -> None:
+        self.loop.call_soon_threadsafe(self._put, frames)
 
-    def _put(self, frame: dict[str, Any]) -> None:
+    def _put(self, frames: list[dict[str, Any]]) -> None:
         if self.queue is None:
             self.queue = asyncio.Queue(MAX_PENDING)
             self.loop.create_task(self._run(self.queue))
-        try:
-            self.queue.put_nowait(frame)
-        except asyncio.QueueFull:
-            log.warning("event queue full: dropped %s of session %s (subscribers resume)",
-                        frame["type"], frame["session_id"])
+        for frame in frames:
+            try:
+                self.queue.put_nowait(frame)
+            except asyncio.QueueFull:
+                log.warning("event queue full: dropped %s of session %s (subscribers "
+                            "resume)", frame["type"], frame["session_id"])
 
     async def _run(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         while True:

@@ -19,8 +19,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from django.db import connection
@@ -82,9 +81,9 @@ _ANCESTOR_PARTS = f"""
     SELECT m.parts FROM up JOIN arbor_message m ON m.seq = up.seq ORDER BY up.depth"""
 
 
-@dataclass(frozen=True, slots=True)
-class BulkRow:
-    """One message to store: its parent by id (in the batch, or `outside`)."""
+class BulkRow(NamedTuple):
+    """One message to store: its parent by id (in the batch, or `outside`). A tuple: one
+    is made for every message (a frozen dataclass's __init__ cost 0.8 µs)."""
 
     message_id: str
     parent_id: str | None

@@ -318,7 +318,7 @@ class Messages(VersionRows):
         if not messages:
             return
         d = current()
-        with transaction.atomic(savepoint=False), connection.cursor() as cur, _no_gc():
+        with transaction.atomic(savepoint=False), hot.cursor() as cur, _no_gc():
             if index_from is not None:
                 cur.execute("SELECT message_id, search_extra FROM arbor_message "
                             f"WHERE session_key = {sql.SESSION_KEY} "
@@ -353,10 +353,13 @@ def _chain_tokens(messages: Sequence[Message], texts: Sequence[str] | None
         tokens = index_tokens(m.text if texts is None else texts[i])
         call_ids = [str(p["toolCallId"]) for p in m.parts
                     if p.get("type") == "tool-result" and p.get("toolCallId") is not None]
+        if not call_ids:  # (most messages: nothing to look for above)
+            out.append((tokens, None))
+            continue
         found: dict[str, str] = {}
         ancestor = by_id.get(m.parent_id) if m.parent_id else None
         for _ in range(sql.TOOL_CALL_DEPTH + 1):
-            if ancestor is None or not call_ids:
+            if ancestor is None:
                 break
             for call_id, words in tool_calls_in(ancestor.parts).items():
                 found.setdefault(call_id, words)

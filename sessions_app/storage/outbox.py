@@ -65,8 +65,8 @@ def store(session_id: str, type_: str, data: str, keep: int) -> int | None:
 # A bulk write's events in one statement (store_many): Postgres moves the counter by the
 # batch's size and takes the rows from one JSON array of [type, data] pairs (orjson writes
 # it in C; psycopg dumps a text[] element by element in Python, 20 ms for 1,000 events);
-# SQLite reads the counter once (the transaction holds the write lock) and inserts by one
-# executemany, the numbering trigger moving the counter row by row.
+# SQLite moves the counter once (the transaction holds the write lock) and inserts by one
+# executemany, rows the numbering trigger leaves alone (migration 0011: none is past it).
 _INSERT_MANY_POSTGRES = (
     "WITH s AS (UPDATE arbor_session SET event_seq = event_seq + %s WHERE id = %s "
     "RETURNING key, event_seq) "
@@ -74,7 +74,8 @@ _INSERT_MANY_POSTGRES = (
     "SELECT s.key, s.event_seq - %s + u.n, u.e ->> 0, u.e ->> 1, %s "
     "FROM s, json_array_elements(%s::json) WITH ORDINALITY AS u(e, n) "
     "RETURNING seq")
-_SQLITE_COUNTER = "SELECT key, event_seq FROM arbor_session WHERE id = %s"
+_SQLITE_COUNTER = ("UPDATE arbor_session SET event_seq = event_seq + %s WHERE id = %s "
+                   "RETURNING key, event_seq")
 _SQLITE_INSERT = ("INSERT INTO arbor_session_event (session_key, seq, type, data, created_at) "
                   "VALUES (%s, %s, %s, %s, %s)")
 
@@ -93,12 +94,12 @@ def store_many(session_id: str, rows: Sequence[tuple[str, str]], keep: int) -> l
             if not seqs:
                 return None
         else:
-            cur.execute(_SQLITE_COUNTER, [session_id])
+            cur.execute(_SQLITE_COUNTER, [len(rows), session_id])
             row = cur.fetchone()
             if row is None:
                 return None
             key, last = row
-            seqs = list(range(int(last) + 1, int(last) + 1 + len(rows)))
+            seqs = list(range(int(last) - len(rows) + 1, int(last) + 1))
             cur.executemany(_SQLITE_INSERT, [(key, s, t, x, stamp)
                                              for s, (t, x) in zip(seqs, rows, strict=True)])
         marks = [s for s in seqs if s % PRUNE_EVERY == 0 and s > keep]

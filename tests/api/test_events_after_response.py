@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)  # on_commit runs for real
 def published(monkeypatch, session) -> list[dict[str, Any]]:
     """What goes to the channel layer from now on (the session already exists)."""
     frames: list[dict[str, Any]] = []
-    monkeypatch.setattr(events, "_publish_now", frames.append)
+    monkeypatch.setattr(events, "_publish_now", frames.extend)  # (a list at a time)
     yield frames
     events.release()
 

@@ -4,6 +4,7 @@ accepts, and one character more is refused everywhere with a 4xx JSON error."""
 from __future__ import annotations
 
 import pytest
+from pydantic import TypeAdapter
 
 from memory_core import InvalidInput
 from memory_core.limits import MAX_ID_LENGTH, MAX_LABEL, MAX_NAME, ROLES
@@ -47,7 +48,7 @@ def test_agent_and_session_names_share_the_name_limit(api):
 def test_columns_and_schemas_are_built_on_the_limits():
     assert models.Message._meta.get_field("message_id").max_length == MAX_ID_LENGTH
     assert models.Session._meta.get_field("name").max_length == MAX_NAME
-    role = MessageIn.model_json_schema()["properties"]["role"]
+    role = TypeAdapter(MessageIn).json_schema()["properties"]["role"]
     assert role["enum"] == list(ROLES)
 
 
