@@ -78,6 +78,7 @@ def delete_rows(cur: Any, session_id: str) -> None:
     Raw deletes: the ORM would load every message to cascade."""
     cur.execute(sql.DELETE_MESSAGES, [session_id])
     cur.execute(sql.DELETE_COMPACTIONS, [session_id])
+    current().messages_deleted(cur)
 
 
 def _call_context(cur: Any, parent_seq: int | None, call_ids: Sequence[str]) -> str:
@@ -262,6 +263,8 @@ class Messages(VersionRows):
                             [(kept_ancestor(seq), seq) for seq in doomed])
             seq_marks = ", ".join(["%s"] * len(doomed))
             cur.execute(f"DELETE FROM arbor_message WHERE seq IN ({seq_marks})", list(doomed))
+            d = current()
+            d.messages_deleted(cur)
             erasure.erased(agent_id=agent_id, session_id=session_id, scope="messages",
                            messages=len(rows), overlays=dropped)
             if dropped:
@@ -269,10 +272,9 @@ class Messages(VersionRows):
                 cur.execute(
                     f"DELETE FROM arbor_compaction WHERE seq IN ({drop_marks})", list(dropped)
                 )
-            d = current()
             d.count(cur, session_id, messages=-len(rows), tokens=-sum(r[3] for r in rows))
             self.mark_deleted_sources(session_id, [r[1] for r in rows])
-            d.after_deletes(cur)
+            d.give_back_free_pages(cur)
             return len(rows)
 
     def _touched_overlays(self, cur: Any, session_id: str, doomed_ids: set[str]) -> list[int]:
@@ -302,7 +304,7 @@ class Messages(VersionRows):
             cur.execute(sql.DELETE_SKILL_STATES, [session_id])
             cur.execute(sql.ZERO_COUNTS, [current().db_datetime(now()), session_id])
             self.mark_deleted_sources(session_id, None)
-            current().after_deletes(cur)
+            current().give_back_free_pages(cur)
 
     def copy_path(
         self, session_id: str, agent_id: str, messages: Sequence[Message], *,

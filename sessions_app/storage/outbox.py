@@ -58,7 +58,7 @@ def store(session_id: str, type_: str, data: str, keep: int) -> int | None:
         seq = int(row[0])
         if seq % PRUNE_EVERY == 0 and seq > keep:
             cur.execute(sql.PRUNE_EVENTS, [session_id, seq - keep])
-            d.after_deletes(cur)
+            d.give_back_free_pages(cur)
     return seq
 
 
@@ -105,7 +105,7 @@ def store_many(session_id: str, rows: Sequence[tuple[str, str]], keep: int) -> l
         marks = [s for s in seqs if s % PRUNE_EVERY == 0 and s > keep]
         if marks:
             cur.execute(sql.PRUNE_EVENTS, [session_id, marks[-1] - keep])
-            d.after_deletes(cur)
+            d.give_back_free_pages(cur)
     return seqs
 
 
@@ -155,5 +155,5 @@ def prune_past(keep: int) -> int:
         after = batch[-1][0]
     if deleted:
         with connection.cursor() as cur:
-            current().after_deletes(cur)  # SQLite: the file shrinks
+            current().give_back_free_pages(cur)  # SQLite: the file shrinks
     return deleted

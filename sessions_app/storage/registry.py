@@ -134,7 +134,7 @@ class Registry(Paths, Messages, ContextRows):
             # Blocks, values, entries, prompt and skill states cascade from the row.
             models.Session.objects.filter(id=session_id).delete()
             with connection.cursor() as cur:
-                current().after_deletes(cur)
+                current().give_back_free_pages(cur)
         return True
 
     def add_usage(

@@ -40,22 +40,3 @@ def test_the_message_index_is_merged_once_writes_pause(manager):
     session.append_message(user_msg("a green release after the merge"))
     assert session.search("green release", 1)[0].content == "a green release after the merge"
 
-
-def _pending() -> int:
-    with connection.cursor() as cur:
-        cur.execute("SELECT count(*) FROM arbor_search_pending")
-        return int(cur.fetchone()[0])
-
-
-@pytest.mark.django_db(transaction=True)
-def test_pending_search_counts_are_folded_at_the_first_pause(manager):
-    # Every search adds up the pending rows: a burst's are folded soon after it, well
-    # before the quiet second the index merge waits for.
-    session = manager.get_session(manager.create("burst").id)
-    for i in range(40):  # fewer than FOLD_AT: nothing folds while they are written
-        session.append_message(user_msg(f"burst note {i}"))
-    written = time.monotonic()
-    while _pending() and time.monotonic() - written < 5:
-        time.sleep(0.005)
-    assert _pending() == 0
-    assert time.monotonic() - written < wal.QUIET_SECONDS

@@ -41,10 +41,13 @@ class Dialect(Protocol):
 
     def fast_reads(self, cur: Any) -> None: ...
 
-    def after_deletes(self, cur: Any) -> None:
-        """After deletes, in their transaction: settle what they left for later (SQLite:
-        the search counts' pending rows) and return the pages they freed to the file
-        system, where the database keeps freed pages in its own file (SQLite)."""
+    def give_back_free_pages(self, cur: Any) -> None:
+        """After deletes: return the pages they freed to the file system, where the
+        database keeps freed pages in its own file (SQLite)."""
+
+    def messages_deleted(self, cur: Any) -> None:
+        """After deleting messages, in the same transaction: settle what the deletion left
+        for later (SQLite: the search counts' pending rows, one a message)."""
 
     def to_datetime(self, value: Any) -> datetime: ...
 

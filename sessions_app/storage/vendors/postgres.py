@@ -96,8 +96,11 @@ class Postgres(Shared):
     vendor = "postgresql"
     search_messages = staticmethod(postgres_messages)
 
-    def after_deletes(self, cur: Any) -> None:
+    def give_back_free_pages(self, cur: Any) -> None:
         return None  # autovacuum's business
+
+    def messages_deleted(self, cur: Any) -> None:
+        return None  # the term statistics' triggers counted them already
 
     def fast_reads(self, cur: Any) -> None:
         """Parse timestamptz with psycopg's C loader on this cursor: Django's Python loader

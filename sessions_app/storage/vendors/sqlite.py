@@ -70,11 +70,13 @@ class Sqlite(Shared):
     def fast_reads(self, cur: Any) -> None:
         return None
 
-    def after_deletes(self, cur: Any) -> None:
+    def messages_deleted(self, cur: Any) -> None:
         # A deletion files a pending count row per message, which every search adds up
         # until the WAL thread folds them: a session's worth is folded now instead.
         sqlite_counts.fold_pending(cur)
-        # Giving back pages is a no-op in a file made without auto_vacuum=INCREMENTAL (settings). Python's
+
+    def give_back_free_pages(self, cur: Any) -> None:
+        # A no-op in a file made without auto_vacuum=INCREMENTAL (settings). Python's
         # sqlite3 steps the pragma once, and each step gives back one page: run it once
         # per free page (executemany loops in C).
         cur.execute("PRAGMA freelist_count")
