@@ -4,7 +4,6 @@ is in when the caller does not say."""
 from __future__ import annotations
 
 import io
-import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -12,7 +11,6 @@ import ijson  # type: ignore[import-untyped]
 import orjson
 
 from . import chatgpt, claude, librechat, openwebui, pi
-from .items import array_items
 from .tree import BadExport, Conversation
 
 
@@ -121,12 +119,12 @@ def stream(file: Any, fmt: str = "auto") -> tuple[str, Iterator[Conversation]]:
     if start != b"[":
         found, value = read(file.read(), fmt)
         return found, conversations(found, value)
-    items = array_items(file)
+    items = ijson.items(file, "item", use_float=True)
     try:
         first = next(items)
     except StopIteration:
         return (fmt if fmt != "auto" else "chatgpt"), iter(())
-    except (ValueError, ijson.JSONError) as exc:
+    except ijson.JSONError as exc:
         raise NotJson(f"the file is not JSON: {exc}", field="body") from None
     found = detect([first]) if fmt == "auto" else fmt
     if found in ("arbor", "pi"):
@@ -138,11 +136,8 @@ def stream(file: Any, fmt: str = "auto") -> tuple[str, Iterator[Conversation]]:
 def _numbered(fmt: str, first: Any, rest: Iterator[Any]) -> Iterator[Conversation]:
     parse = _BY_ITEM[fmt]
     yield parse(first, 0)
-    for i in itertools.count(1):
-        try:
-            item = next(rest)
-        except StopIteration:
-            return
-        except (ValueError, ijson.JSONError) as exc:
-            raise NotJson(f"the file is not JSON: {exc}", field="body") from None
-        yield parse(item, i)
+    try:
+        for i, item in enumerate(rest, start=1):
+            yield parse(item, i)
+    except ijson.JSONError as exc:
+        raise NotJson(f"the file is not JSON: {exc}", field="body") from None
