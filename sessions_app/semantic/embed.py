@@ -9,7 +9,7 @@ from collections.abc import Callable
 import orjson
 from django.db import connection, transaction
 
-from memory_core.embedding import Embedder, Vector, WrongDimension
+from memory_core.embedding import Embedder, Vector, WrongDimension, in_context
 from memory_core.messages import project_text
 
 from ..storage import vectors
@@ -28,7 +28,9 @@ def embed_batch(embedder: Embedder, *, after: int = 0, agent_id: str | None = No
         known_dim = vectors.stored_dim(cur, model=embedder.model) if rows else None
     if not rows:
         return 0, after
-    texts = [project_text(orjson.loads(parts)).strip() for _, _, _, parts in rows]
+    texts = [in_context(project_text(orjson.loads(r.parts)).strip(),
+                        r.parent_parts and project_text(orjson.loads(r.parent_parts)))
+             for r in rows]
     wanted = [i for i, t in enumerate(texts) if t]
     made = embedder.embed_passages([texts[i] for i in wanted]) if wanted else []
     by_row: dict[int, Vector] = dict(zip(wanted, made, strict=True))
@@ -39,8 +41,8 @@ def embed_batch(embedder: Embedder, *, after: int = 0, agent_id: str | None = No
                 f"vectors have {known_dim}: refused (name another model to re-embed)")
     with transaction.atomic(), connection.cursor() as cur:
         vectors.store(cur, model=embedder.model, rows=[
-            (seq, agent, parts, by_row.get(i)) for i, (seq, agent, _, parts) in enumerate(rows)])
-    return len(rows), rows[-1][0]
+            (r.seq, r.agent_id, r.parts, by_row.get(i)) for i, r in enumerate(rows)])
+    return len(rows), rows[-1].seq
 
 
 def pending_count(embedder: Embedder, *, agent_id: str | None = None) -> int:

@@ -11,15 +11,16 @@ cosine loses nothing measurable at 384 dimensions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from memory_core.embedding import Vector
 
-PENDING = """SELECT m.seq, s.agent_id, m.session_key, m.parts
+PENDING = """SELECT m.seq, s.agent_id, m.session_key, m.parts, p.parts
     FROM arbor_message m
     JOIN arbor_session s ON s.key = m.session_key
+    LEFT JOIN arbor_message p ON p.seq = m.parent_seq
     LEFT JOIN arbor_message_vector v ON v.message_seq = m.seq AND v.model = %s
     WHERE m.seq > %s AND v.message_seq IS NULL{agent}
     ORDER BY m.seq LIMIT %s"""
@@ -48,17 +49,27 @@ DIMS = "SELECT dim FROM arbor_message_vector WHERE model = %s AND dim > 0 LIMIT 
 LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM arbor_message"
 
 
+class Pending(NamedTuple):
+    """A message waiting for a vector, with the one it follows (what a reply answers)."""
+
+    seq: int
+    agent_id: str
+    session_key: int
+    parts: str  # JSON, as read (the store checks it is still the message's)
+    parent_parts: str | None  # JSON: what a reply is embedded after (embedding.in_context)
+
+
 def pending(cur: Any, *, model: str, after: int, limit: int,
-            agent_id: str | None = None) -> list[tuple[int, str, int, str]]:
-    """(seq, agent_id, session_key, parts JSON) of messages past `after` with no vector
-    by `model`, oldest first."""
+            agent_id: str | None = None) -> list[Pending]:
+    """The messages past `after` with no vector by `model`, oldest first."""
     params: list[Any] = [model, after]
     agent = ""
     if agent_id is not None:
         agent = " AND s.agent_id = %s"
         params.append(agent_id)
     cur.execute(PENDING.format(agent=agent), [*params, limit])
-    return [(int(r[0]), r[1], int(r[2]), _text(r[3])) for r in cur.fetchall()]
+    return [Pending(int(r[0]), r[1], int(r[2]), _text(r[3]), None if r[4] is None else _text(r[4]))
+            for r in cur.fetchall()]
 
 
 def quantise(vector: Vector | None) -> tuple[int, float, bytes]:

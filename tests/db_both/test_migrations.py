@@ -103,3 +103,22 @@ def test_sessions_made_at_once_get_distinct_numbers_that_stay(manager):
     assert len(set(keys.values())) == len(ids) == 30
     manager.rename(ids[0], "renamed")  # a save of a made row keeps its number
     assert Session.objects.get(id=ids[0]).key == keys[ids[0]]
+
+
+def test_upgrading_drops_the_vectors_of_replies_to_a_question_only(manager, fake_embeddings):
+    """0012: replies to a message that asks were embedded alone before it; their vectors
+    go, so the worker embeds them again after the question. Others are kept."""
+    from sessions_app.models import MessageVector
+    from sessions_app.semantic.embed import embed_all, pending_count
+
+    session = manager.get_session(manager.create("renewal").id)
+    ask = session.append_message(assistant_msg("Want me to remind you before the renewal?"))
+    reply = session.append_message(user_msg("Yes, two weeks before."))
+    note = session.append_message(user_msg("The Zeit renews on 30 June."))
+    call_command("migrate", "sessions_app", "0011_sqlite_event_numbering", verbosity=0)
+    embed_all(fake_embeddings)
+    assert MessageVector.objects.count() == 3
+    call_command("migrate", "sessions_app", verbosity=0)
+    kept = set(MessageVector.objects.values_list("message__message_id", flat=True))
+    assert kept == {ask.id, note.id}
+    assert pending_count(fake_embeddings, agent_id=manager.agent_id) == 1

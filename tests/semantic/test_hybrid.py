@@ -270,3 +270,20 @@ def test_the_recall_report_says_what_falls_below_words_alone_in_a_larger_agent(
     assert all(k.split()[0] in line for k in below)
     wider.arbor["fact"] = harness.Scores(ranks=[None])  # nothing found: below words alone
     assert wider.below_words()[0].startswith("fact 0.0 < ")
+
+
+def test_a_hit_holding_every_word_of_the_question_stays_above_one_meaning_lifted():
+    """The database ranks hits holding every query word first; fusion's order is not the
+    database's, so re-ranking applies that tier again: "Wer leitet Nordlicht?" answers
+    with the message that says who leads it, not with one that only names the project
+    and reads more like the question."""
+    from dataclasses import replace
+
+    from memory_core.rerank import rerank
+
+    named = replace(_hit("named", 0.02), content="Notiert: Release von Nordlicht am 15.")
+    both = replace(_hit("both", 0.01), content="Nordlicht leitet jetzt Jens Albers.")
+    concepts = [("leitet",), ("nordlicht",)]
+    assert [h.id for h in rerank([named, both], concepts, 5, fused=True)] == ["both", "named"]
+    # Words alone: the database's order already holds the tier, and is kept.
+    assert [h.id for h in rerank([named, both], concepts, 5)] == ["named", "both"]

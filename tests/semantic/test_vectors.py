@@ -58,6 +58,37 @@ def test_an_edit_drops_the_vector_and_is_embedded_again(manager, session, fake_e
     assert float(stored @ np.asarray(fake_vector("tiramisu every day"))) > 0.999
 
 
+def stored_vector(message_id: str) -> np.ndarray:
+    row = MessageVector.objects.select_related("message").get(message__message_id=message_id)
+    return np.frombuffer(bytes(row.vector), np.int8) * row.scale
+
+
+def test_a_reply_to_a_question_is_embedded_after_it(manager, session, fake_embeddings):
+    # "Yes, two weeks before." says nothing alone: what it answers is in the question.
+    q = session.append_message({"role": "assistant", "parts": [
+        {"type": "text", "text": "Want me to remind you before the newspaper renewal?"}]})
+    a = session.append_message(user_msg("Yes, two weeks before."))
+    n = session.append_message(user_msg("My sister works as a nurse."))  # after a statement
+    embed_all(fake_embeddings)
+    both = np.asarray(fake_vector(q.text + "\n" + a.text))
+    assert float(stored_vector(a.id) @ both) > 0.999
+    assert float(stored_vector(q.id) @ np.asarray(fake_vector(q.text))) > 0.999
+    assert float(stored_vector(n.id) @ np.asarray(fake_vector(n.text))) > 0.999
+
+
+def test_rewriting_a_question_drops_its_replies_vectors(manager, session, fake_embeddings):
+    q = session.append_message(user_msg("Which car should I buy?"))
+    a = session.append_message({"role": "assistant", "parts": [
+        {"type": "text", "text": "The Skoda, it is cheaper."}]})
+    other = session.append_message(user_msg("thanks"))
+    embed_all(fake_embeddings)
+    session.update_message({**user_msg("Which bike should I buy?"), "id": q.id})
+    assert set(MessageVector.objects.values_list("message__message_id", flat=True)) == {other.id}
+    embed_all(fake_embeddings)
+    assert float(stored_vector(a.id) @ np.asarray(
+        fake_vector("Which bike should I buy?\n" + a.text))) > 0.999
+
+
 def test_a_model_change_re_embeds_and_never_mixes(manager, session, fake_embeddings):
     session.append_message(user_msg("one"))
     embed_all(fake_embeddings)
