@@ -66,11 +66,15 @@ def doc_size(sz: bytes) -> int:
     return total
 
 
-# Where the agent holds a large share of the database (1 / WHOLE_SHARE or more of its
-# rows: a lone agent, say), FTS5's bm25() walks little more than the agent's rows, and
-# faster than this ranking reads them: it ranks instead (the same scores), in a session
-# too. The choice is made in the statement, before any index row is read (_ROWS).
-WHOLE_SHARE = 10
+# Where the agent holds half the database or more (1 / WHOLE_SHARE of its rows: a lone
+# agent, say), FTS5's bm25() walks at most twice the agent's rows, and faster than this
+# ranking reads them: it ranks instead (the same scores), in a session too. The choice is
+# made in the statement, before any index row is read (_ROWS). At 10 (a tenth), bm25()
+# was a little cheaper for an agent holding a quarter (benchmarks.scale's probe at 50,000
+# messages: 1.14 against 1.45 ms), but its cost then followed the others' data until the
+# switch, and the probe's agent-wide search went 1.14 -> 1.5 ms as they grew (last/first
+# 1.31 to 1.57 run to run); at 2 the probe's is 1.45 -> 1.50 (1.03 to 1.06).
+WHOLE_SHARE = 2
 _AGENT_ROWS = "(SELECT coalesce(sum(message_count), 0) FROM arbor_session WHERE agent_id = %s)"
 _BM25_CHEAPER = ("(coalesce((SELECT df FROM arbor_search_df WHERE term = '§n'), 0) "
                  "<= {share} * {rows})")
