@@ -139,3 +139,28 @@ def test_a_tsvector_literal_reads_back_as_its_counts(db, monkeypatch):
                         "FROM unnest(%s::tsvector) ORDER BY lexeme", [text])
             assert dict(cur.fetchall()) == {**counts, "§a1": 1}
     assert len(vector._PIECES) <= 2
+
+
+def test_scoring_the_rare_words_first_or_everything_at_once_gives_the_same_hits(
+        manager, monkeypatch):
+    """Postgres scores the rows holding the query's rarest words first only when the scope
+    is expected to match many rows (PRUNE_FROM_ROWS); either way the answer is the same,
+    scores and order included."""
+    from sessions_app.storage.vendors import postgres_search
+
+    s = manager.get_session(manager.create("deploys").id)
+    for i in range(120):  # "deploy" everywhere, "staging" in a few, "rollback" in one
+        words = ["deploy", "notes", f"item{i}"]
+        if i % 15 == 0:
+            words.append("staging")
+        if i == 45:
+            words.append("rollback")
+        s.append_message(user_msg(" ".join(words)) if i % 2 else assistant_msg(" ".join(words)))
+    answers = []
+    for rows in (10**9, 0):
+        monkeypatch.setattr(postgres_search, "PRUNE_FROM_ROWS", rows)
+        for query in ("deploy staging rollback", "deploy staging", "notes deploy item7"):
+            answers.append((rows, query, [(h.id, h.score) for h in manager.search(query, 5)]))
+    never, always = answers[:3], answers[3:]
+    assert [a[2] for a in never] == [a[2] for a in always]
+    assert all(a[2] for a in never)
