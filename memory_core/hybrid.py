@@ -68,7 +68,8 @@ from .storage import DenseScan
 # (fusion's order is not the database's, whose all-terms tier had been lost: "Wer leitet
 # Nordlicht?" answered by a message naming only the project), corrected-first 74.4 ->
 # 76.7; and a reply to a message that asks is embedded after it (embedding.in_context),
-# R@5 97.5 -> 98.3 (split facts and the newsletter's order).
+# R@5 97.5 -> 98.3 (split facts and the newsletter's order); tool inputs and outputs
+# embedded with their keys (messages.labelled), tool R@5 94.1 -> 100, R@5 98.8.
 RRF_K = 60
 DENSE_WEIGHT = 1.0
 DENSE_MARGIN = 0.1

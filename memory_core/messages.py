@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -265,8 +266,29 @@ def flatten(value: Any) -> str:
     return " ".join(out)
 
 
-def project_text(parts: Iterable[Mapping[str, Any]]) -> str:
-    """Plain text of a message, for search, previews and token estimates."""
+def labelled(value: Any) -> str:
+    """A JSON value as words with their keys ("unhealthy hosts chk-node-7"): what a tool's
+    input or output says, for a model that reads meaning (keys in snake or camel case
+    read as words)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{_key_words(k)} {labelled(v)}".strip() for k, v in value.items()
+                         if v not in (None, "", [], {}))
+    if isinstance(value, list):
+        return ", ".join(labelled(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "" if value is None else str(value)
+
+
+def _key_words(key: Any) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", str(key)).replace("_", " ").replace("-", " ")
+
+
+def project_text(parts: Iterable[Mapping[str, Any]], *, keys: bool = False) -> str:
+    """Plain text of a message, for search, previews and token estimates; with `keys`,
+    tool inputs and outputs keep their keys (labelled(): the text embedded for search by
+    meaning)."""
+    values = labelled if keys else flatten
     chunks: list[str] = []
     for part in parts:
         if not isinstance(part, Mapping):
@@ -282,9 +304,9 @@ def project_text(parts: Iterable[Mapping[str, Any]]) -> str:
             continue
         pieces = [name or ""]
         if "input" in part:
-            pieces.append(flatten(part["input"]))
+            pieces.append(values(part["input"]))
         if "output" in part:
-            pieces.append(flatten(part["output"]))
+            pieces.append(values(part["output"]))
         if part.get("errorText"):
             pieces.append(str(part["errorText"]))
         chunks.append(" ".join(p for p in pieces if p))

@@ -1,4 +1,5 @@
-"""A message's rewrite also drops the vectors of its replies (issue 28).
+"""A message's rewrite also drops the vectors of its replies (issue 28); vectors made from
+a text the new embedding rules change are dropped once.
 
 A reply to a message that asks is embedded after that message's text
 (memory_core.embedding.in_context), so when an upsert rewrites the parts of a message, its
@@ -6,8 +7,10 @@ children's vectors were made from a text that is no longer there: they wait for 
 embedder again, as the rewritten message does (0004's trigger). The children are found by
 the parent_seq index.
 
-The vectors of replies to a message that asks, made before this rule, are dropped here,
-so the background worker embeds them again in context (`manage.py embed --wait` at once).
+The vectors made before these rules are dropped here where the rules change the text
+embedded: replies to a message that asks, and tool calls and results, now embedded with
+their inputs' and outputs' keys (memory_core.messages.labelled). The background worker
+embeds them again (`manage.py embed --wait` at once).
 """
 
 from typing import Any
@@ -28,9 +31,9 @@ _SQLITE = ("CREATE TRIGGER arbor_message_vector_stale AFTER UPDATE OF parts ON a
 _POSTGRES = ("CREATE OR REPLACE FUNCTION arbor_message_vector_stale() RETURNS trigger "
              "LANGUAGE plpgsql AS $$ BEGIN {delete}; RETURN NULL; END $$")
 _DROP = "DROP TRIGGER arbor_message_vector_stale"
-_REPLIES = """SELECT v.id, v.message_seq, p.parts FROM arbor_message_vector v
+_VECTORS = """SELECT v.id, v.message_seq, m.parts, p.parts FROM arbor_message_vector v
     JOIN arbor_message m ON m.seq = v.message_seq
-    JOIN arbor_message p ON p.seq = m.parent_seq
+    LEFT JOIN arbor_message p ON p.seq = m.parent_seq
     WHERE v.id > %s ORDER BY v.id LIMIT 2000"""
 
 
@@ -38,18 +41,26 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else bytes(value).decode()
 
 
-def drop_replies_vectors(apps: Any, schema_editor: Any) -> None:
-    """Drop the vectors of replies to a message that asks: they were made without it."""
+def _changed(parts: Any, parent: Any) -> bool:
+    """Whether the text embedded for a message changed with these rules."""
+    own = orjson.loads(_text(parts))
+    if project_text(own, keys=True) != project_text(own):
+        return True
+    return parent is not None and in_context(
+        "x", project_text(orjson.loads(_text(parent)))) != "x"
+
+
+def drop_changed_vectors(apps: Any, schema_editor: Any) -> None:
+    """Drop the vectors made from a text these rules change."""
     after = 0
     with schema_editor.connection.cursor() as cur:
         while True:
-            cur.execute(_REPLIES, [after])
+            cur.execute(_VECTORS, [after])
             rows = cur.fetchall()
             if not rows:
                 return
             after = rows[-1][0]
-            stale = [seq for _, seq, parts in rows
-                     if in_context("x", project_text(orjson.loads(_text(parts)))) != "x"]
+            stale = [seq for _, seq, parts, parent in rows if _changed(parts, parent)]
             if stale:
                 marks = ", ".join(["%s"] * len(stale))
                 cur.execute(f"DELETE FROM arbor_message_vector WHERE message_seq IN ({marks})",
@@ -66,5 +77,5 @@ class Migration(migrations.Migration):
                         "postgresql": [_POSTGRES.format(delete=_STALE)]}),
             per_vendor({"sqlite": [_DROP, _SQLITE.format(delete=_OLD)],
                         "postgresql": [_POSTGRES.format(delete=_OLD)]})),
-        migrations.RunPython(drop_replies_vectors, migrations.RunPython.noop),
+        migrations.RunPython(drop_changed_vectors, migrations.RunPython.noop),
     ]

@@ -28,8 +28,7 @@ def embed_batch(embedder: Embedder, *, after: int = 0, agent_id: str | None = No
         known_dim = vectors.stored_dim(cur, model=embedder.model) if rows else None
     if not rows:
         return 0, after
-    texts = [in_context(project_text(orjson.loads(r.parts)).strip(),
-                        r.parent_parts and project_text(orjson.loads(r.parent_parts)))
+    texts = [in_context(meaning_text(r.parts), r.parent_parts and meaning_text(r.parent_parts))
              for r in rows]
     wanted = [i for i, t in enumerate(texts) if t]
     made = embedder.embed_passages([texts[i] for i in wanted]) if wanted else []
@@ -43,6 +42,12 @@ def embed_batch(embedder: Embedder, *, after: int = 0, agent_id: str | None = No
         vectors.store(cur, model=embedder.model, rows=[
             (r.seq, r.agent_id, r.parts, by_row.get(i)) for i, r in enumerate(rows)])
     return len(rows), rows[-1].seq
+
+
+def meaning_text(parts: str) -> str:
+    """What a message says, for the embedder: its text, tool inputs and outputs with their
+    keys ("unhealthy hosts chk-node-7": the keys say what the values are)."""
+    return project_text(orjson.loads(parts), keys=True).strip()
 
 
 def pending_count(embedder: Embedder, *, agent_id: str | None = None) -> int:

@@ -105,9 +105,9 @@ def test_sessions_made_at_once_get_distinct_numbers_that_stay(manager):
     assert Session.objects.get(id=ids[0]).key == keys[ids[0]]
 
 
-def test_upgrading_drops_the_vectors_of_replies_to_a_question_only(manager, fake_embeddings):
-    """0012: replies to a message that asks were embedded alone before it; their vectors
-    go, so the worker embeds them again after the question. Others are kept."""
+def test_upgrading_drops_the_vectors_whose_embedded_text_changed_only(manager, fake_embeddings):
+    """0012: replies to a message that asks were embedded alone before it, tool results
+    without their keys; their vectors go, so the worker embeds them again. Others stay."""
     from sessions_app.models import MessageVector
     from sessions_app.semantic.embed import embed_all, pending_count
 
@@ -115,10 +115,13 @@ def test_upgrading_drops_the_vectors_of_replies_to_a_question_only(manager, fake
     ask = session.append_message(assistant_msg("Want me to remind you before the renewal?"))
     reply = session.append_message(user_msg("Yes, two weeks before."))
     note = session.append_message(user_msg("The Zeit renews on 30 June."))
+    tool = session.append_message({"role": "tool", "parts": [
+        {"type": "tool-result", "toolCallId": "c", "toolName": "calendar",
+         "output": {"renews_on": "2026-06-30"}}]})
     call_command("migrate", "sessions_app", "0011_sqlite_event_numbering", verbosity=0)
     embed_all(fake_embeddings)
-    assert MessageVector.objects.count() == 3
+    assert MessageVector.objects.count() == 4
     call_command("migrate", "sessions_app", verbosity=0)
     kept = set(MessageVector.objects.values_list("message__message_id", flat=True))
-    assert kept == {ask.id, note.id} and reply.id not in kept
-    assert pending_count(fake_embeddings, agent_id=manager.agent_id) == 1
+    assert kept == {ask.id, note.id} and not kept & {reply.id, tool.id}
+    assert pending_count(fake_embeddings, agent_id=manager.agent_id) == 2

@@ -76,6 +76,24 @@ def test_a_reply_to_a_question_is_embedded_after_it(manager, session, fake_embed
     assert float(stored_vector(n.id) @ np.asarray(fake_vector(n.text))) > 0.999
 
 
+def test_tool_inputs_and_outputs_are_embedded_with_their_keys(manager, session,
+                                                              fake_embeddings):
+    """The words index a tool result's values; meaning reads its keys too: "unhealthy
+    hosts chk-node-7" says what the host is, the value alone does not."""
+    from memory_core.messages import labelled
+
+    out = {"healthy": 2, "unhealthy_hosts": ["chk-node-7"], "lastCheck": None,
+           "degraded": True, "details": {"reason": "connection refused"}}
+    assert labelled(out) == ("healthy 2, unhealthy hosts chk-node-7, degraded yes, "
+                             "details reason connection refused")
+    result = session.append_message({"role": "tool", "parts": [
+        {"type": "tool-result", "toolCallId": "c1", "toolName": "lb_status", "output": out}]})
+    embed_all(fake_embeddings)
+    assert float(stored_vector(result.id) @ np.asarray(fake_vector(
+        "lb_status " + labelled(out)))) > 0.999
+    assert result.text == "lb_status 2 chk-node-7 connection refused"  # the words: values
+
+
 def test_rewriting_a_question_drops_its_replies_vectors(manager, session, fake_embeddings):
     q = session.append_message(user_msg("Which car should I buy?"))
     a = session.append_message({"role": "assistant", "parts": [
