@@ -266,15 +266,20 @@ def flatten(value: Any) -> str:
     return " ".join(out)
 
 
-def labelled(value: Any) -> str:
+LABELLED_DEPTH = 16  # nesting read with keys; deeper values are read as flatten() does
+
+
+def labelled(value: Any, depth: int = 0) -> str:
     """A JSON value as words with their keys ("unhealthy hosts chk-node-7"): what a tool's
     input or output says, for a model that reads meaning (keys in snake or camel case
     read as words)."""
+    if depth >= LABELLED_DEPTH:
+        return flatten(value)
     if isinstance(value, dict):
-        return ", ".join(f"{_key_words(k)} {labelled(v)}".strip() for k, v in value.items()
-                         if v not in (None, "", [], {}))
+        return ", ".join(f"{_key_words(k)} {labelled(v, depth + 1)}".strip()
+                         for k, v in value.items() if v not in (None, "", [], {}))
     if isinstance(value, list):
-        return ", ".join(labelled(v) for v in value)
+        return ", ".join(labelled(v, depth + 1) for v in value)
     if isinstance(value, bool):
         return "yes" if value else "no"
     return "" if value is None else str(value)

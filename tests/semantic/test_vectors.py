@@ -86,6 +86,10 @@ def test_tool_inputs_and_outputs_are_embedded_with_their_keys(manager, session,
            "degraded": True, "details": {"reason": "connection refused"}}
     assert labelled(out) == ("healthy 2, unhealthy hosts chk-node-7, degraded yes, "
                              "details reason connection refused")
+    deep: object = "core"
+    for _ in range(5_000):  # nesting far past Python's recursion limit
+        deep = {"inner": deep}
+    assert labelled(deep).endswith("core")
     result = session.append_message({"role": "tool", "parts": [
         {"type": "tool-result", "toolCallId": "c1", "toolName": "lb_status", "output": out}]})
     embed_all(fake_embeddings)
