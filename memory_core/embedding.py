@@ -75,7 +75,6 @@ def passage_text(text: str) -> str:
     return " ".join(text[: MAX_EMBED_CHARS * 2].split())[:MAX_EMBED_CHARS]
 
 
-
 CONTEXT_CHARS = 300  # of the message a reply follows: its end, where it asks
 # How a message that asks for an answer ends: a question ("Want me to remind you?"), or a
 # bid ("Let me know what to change!"); full-width forms for Chinese and Japanese.

@@ -191,12 +191,11 @@ def hybrid(
     speaks to the database): the model, numpy and the database all leave Python's lock,
     so on two cores the costs overlap."""
     terms = [t for c in concepts for t in c]
-    state: dict[str, Any] = {"semantic": "off", "pending": 0, "fused": False}
+    state: dict[str, Any] = {"semantic": "off", "pending": 0}
     use_meaning = embedder is not None and scan is not None and bool(query.strip())
 
     def fetch(window: int) -> list[SearchHit]:
         wide = MAX_CANDIDATES if only is not None else window
-        state["fused"] = False
         ahead: Future[Best] | None = None
         if use_meaning and state["semantic"] != "unavailable":
             assert scan is not None and embedder is not None
@@ -213,17 +212,15 @@ def hybrid(
                 state["semantic"] = "unavailable"
         if not dense:
             return lexical[:window] if only is not None else lexical
-        state["fused"] = True  # the order is no longer the database's
         return fuse(lexical[:window], dense[:window],
                     floor=float(getattr(embedder, "floor", 0.0) or 0.0),
                     margin=float(getattr(embedder, "margin", DENSE_MARGIN)))
 
     window = candidate_window(limit)
     hits = fetch(window)
-    out = rerank(hits, concepts, limit, fused=state["fused"])
+    out = rerank(hits, concepts, limit)
     if len(out) < limit and len(hits) >= window and window < MAX_CANDIDATES:
-        out = rerank(fetch(min(MAX_CANDIDATES, window * 4)), concepts, limit,
-                     fused=state["fused"])
+        out = rerank(fetch(min(MAX_CANDIDATES, window * 4)), concepts, limit)
     return SearchResults(out, state["semantic"], state["pending"])
 
 

@@ -56,8 +56,8 @@ def sum_masks(masks: Iterable[int]) -> int:
     return out
 
 
-def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit: int,
-           *, fused: bool = False) -> list[SearchHit]:
+def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit: int
+           ) -> list[SearchHit]:
     """The word-ranked candidates (best first, as the database ranked them) re-ranked for
     an agent, then cut to `limit` and numbered. A pure function of the candidates' order,
     texts and dates, so both databases give the same answer.
@@ -81,7 +81,9 @@ def rerank(hits: Sequence[SearchHit], concepts: Sequence[tuple[str, ...]], limit
     covered = [frozenset(chain.from_iterable(map(concepts_of.__getitem__, f.stems & terms)))
                for f in facts]  # per candidate: mapped in C, where a loop over concepts is not
     order = list(range(len(hits)))
-    if fused or any(len(c) > 1 for c in concepts):  # the database's all-terms tier is off
+    # The database's all-terms tier is off with variants, and lost in an order fused with
+    # search by meaning (hybrid.py: a hit that meaning found or moved).
+    if any(len(c) > 1 for c in concepts) or any(h.matched != "words" for h in hits):
         everything = frozenset(range(len(concepts)))
         order.sort(key=lambda i: covered[i] != everything)
 

@@ -19,6 +19,9 @@ def parent_id_of(alias: str) -> str:
     return f"(SELECT p.message_id FROM arbor_message p WHERE p.seq = {alias}.parent_seq)"
 
 
+# How many messages an agent holds (its sessions' counters; one index range).
+AGENT_MESSAGES = "SELECT coalesce(sum(message_count), 0) FROM arbor_session WHERE agent_id = %s"
+
 # A message's fields, from `FROM arbor_message` (no alias).
 MESSAGE_COLUMNS = f"message_id, {parent_id_of('arbor_message')}, role, parts, metadata, created_at"
 # How far up a tool result looks for its call (split form: call, then results).

@@ -17,6 +17,8 @@ import numpy as np
 
 from memory_core.embedding import Vector
 
+from .sql import AGENT_MESSAGES
+
 PENDING = """SELECT m.seq, s.agent_id, m.session_key, m.parts, p.parts
     FROM arbor_message m
     JOIN arbor_session s ON s.key = m.session_key
@@ -34,15 +36,13 @@ STORE = """INSERT INTO arbor_message_vector
 # The highest id (an index's last entry) and the agent's deletes (one key): never a count,
 # which reads every index entry of the agent.
 # With the agent's message count too, so a search learns what is pending in the same query.
-STATE = """SELECT (SELECT coalesce(max(id), 0) FROM arbor_message_vector
-                   WHERE agent_id = %s AND model = %s),
-                  (SELECT coalesce(max(n), 0) FROM arbor_vector_deletes WHERE agent_id = %s),
-                  (SELECT coalesce(sum(message_count), 0) FROM arbor_session
-                   WHERE agent_id = %s)"""
+STATE = f"""SELECT (SELECT coalesce(max(id), 0) FROM arbor_message_vector
+                    WHERE agent_id = %s AND model = %s),
+                   (SELECT coalesce(max(n), 0) FROM arbor_vector_deletes WHERE agent_id = %s),
+                   ({AGENT_MESSAGES})"""
 COUNT = "SELECT count(*) FROM arbor_message_vector WHERE agent_id = %s AND model = %s"
 ROWS_AFTER = """SELECT id, message_seq, session_key, dim, scale, vector
     FROM arbor_message_vector WHERE agent_id = %s AND model = %s AND id > %s ORDER BY id"""
-MESSAGES_OF_AGENT = "SELECT coalesce(sum(message_count), 0) FROM arbor_session WHERE agent_id = %s"
 MESSAGES_ALL = "SELECT count(*) FROM arbor_message"
 VECTORS_ALL = "SELECT count(*) FROM arbor_message_vector WHERE model = %s"
 DIMS = "SELECT dim FROM arbor_message_vector WHERE model = %s AND dim > 0 LIMIT 1"
@@ -134,7 +134,7 @@ def pending_count(cur: Any, *, model: str, agent_id: str | None = None,
         messages = int(cur.fetchone()[0])
         cur.execute(VECTORS_ALL, [model])
         return max(0, messages - int(cur.fetchone()[0]))
-    cur.execute(MESSAGES_OF_AGENT, [agent_id])
+    cur.execute(AGENT_MESSAGES, [agent_id])
     messages = int(cur.fetchone()[0])
     if embedded is None:
         embedded = count(cur, agent_id=agent_id, model=model)

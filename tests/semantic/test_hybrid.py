@@ -284,6 +284,7 @@ def test_a_hit_holding_every_word_of_the_question_stays_above_one_meaning_lifted
     named = replace(_hit("named", 0.02), content="Notiert: Release von Nordlicht am 15.")
     both = replace(_hit("both", 0.01), content="Nordlicht leitet jetzt Jens Albers.")
     concepts = [("leitet",), ("nordlicht",)]
-    assert [h.id for h in rerank([named, both], concepts, 5, fused=True)] == ["both", "named"]
+    lifted = replace(named, matched="both")  # meaning moved it up: a fused order
+    assert [h.id for h in rerank([lifted, both], concepts, 5)] == ["both", "named"]
     # Words alone: the database's order already holds the tier, and is kept.
     assert [h.id for h in rerank([named, both], concepts, 5)] == ["named", "both"]

@@ -98,6 +98,20 @@ def test_tool_inputs_and_outputs_are_embedded_with_their_keys(manager, session,
     assert result.text == "lb_status 2 chk-node-7 connection refused"  # the words: values
 
 
+def test_what_counts_as_a_message_that_asks():
+    """A question or a bid, in Latin or full-width punctuation, is put before its reply
+    (its last CONTEXT_CHARS characters); a statement is not, nor is a reply to nothing."""
+    from memory_core.embedding import CONTEXT_CHARS, in_context
+
+    for asking in ("Want a reminder?", "Let me know what to change! ", "要提醒你吗？",
+                   "変更があれば教えて！"):
+        assert in_context("Yes.", asking) == f"{asking.strip()}\nYes."
+    assert in_context("Yes.", "Noted, the renewal is on 30 June.") == "Yes."
+    assert in_context("Yes.", None) == "Yes." and in_context("", "Why?") == ""
+    long = "x" * 1_000 + " so, shall I?"
+    assert in_context("Yes.", long) == long[-CONTEXT_CHARS:] + "\nYes."
+
+
 def test_rewriting_a_question_drops_its_replies_vectors(manager, session, fake_embeddings):
     q = session.append_message(user_msg("Which car should I buy?"))
     a = session.append_message({"role": "assistant", "parts": [

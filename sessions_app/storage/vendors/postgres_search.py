@@ -105,12 +105,9 @@ _WITH_SESSION_IDS = """
     ORDER BY h.whole DESC, h.score DESC, h.seq DESC"""
 
 
-# The scope's size: the session's message count, or the agent's (over its first
-# SCOPE_SESSIONS sessions: an estimate, bounded for an agent of very many sessions).
-SCOPE_SESSIONS = 5_000
+# The scope's size: the session's message count, or the agent's.
 _SESSION_SIZE = " UNION ALL SELECT '', message_count FROM arbor_session WHERE id = %s"
-_AGENT_SIZE = (" UNION ALL SELECT '', coalesce(sum(message_count), 0) FROM (SELECT "
-               f"message_count FROM arbor_session WHERE agent_id = %s LIMIT {SCOPE_SESSIONS}) a")
+_AGENT_SIZE = f" UNION ALL SELECT '', ({sql.AGENT_MESSAGES})"
 
 
 def _stats(cur: Any, terms: Sequence[str], session_id: str | None,
@@ -133,7 +130,7 @@ def postgres_messages(
 ) -> list[tuple[Any, ...]]:
     """(message_id, session_id, role, parts, created_at, score) best first."""
     stats, scope_size = _stats(cur, terms, session_id, agent_id)
-    session_size = scope_size if session_id is not None else 0
+    small_session = session_id is not None and scope_size <= SMALL_SESSION
     n = max(stats[N_TERM], 1.0)
     avgdl = stats[TOKENS_TERM] / n if stats[N_TERM] > 0 else 1.0
     df = {t: stats[t] for t in terms}
@@ -146,7 +143,7 @@ def postgres_messages(
         if len(terms) > 1 and len(some) < len(terms):
             alternatives.append("(" + " & ".join(words.values()) + ")")
         wanted = "(" + " | ".join(alternatives) + ")"
-        if session_id is not None and session_size <= SMALL_SESSION:
+        if small_session:
             source, source_params = (
                 f"(SELECT * FROM arbor_message WHERE session_key = {sql.SESSION_KEY} OFFSET 0) m",
                 [session_id])
@@ -172,8 +169,7 @@ def postgres_messages(
     # The rows the scope is expected to match (each term's share of the database's
     # documents, applied to the scope's size: a bound, rows holding two terms count twice).
     expected = scope_size * sum(df.values()) / n
-    worth = expected >= PRUNE_FROM_ROWS
-    if rare and worth and not (session_id is not None and session_size <= SMALL_SESSION):
+    if rare and expected >= PRUNE_FROM_ROWS and not small_session:
         first, first_params = statement(rare)
         ceiling = sum(K1_PLUS_1 * idf[t] for t in terms if t not in rare)
         cur.execute(_WITH_SESSION_IDS.format(hits=_PRUNED.format(first=first, every=every)),

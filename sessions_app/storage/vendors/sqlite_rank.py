@@ -75,7 +75,6 @@ def doc_size(sz: bytes) -> int:
 # switch, and the probe's agent-wide search went 1.14 -> 1.5 ms as they grew (last/first
 # 1.31 to 1.57 run to run); at 2 the probe's is 1.45 -> 1.50 (1.03 to 1.06).
 WHOLE_SHARE = 2
-_AGENT_ROWS = "(SELECT coalesce(sum(message_count), 0) FROM arbor_session WHERE agent_id = %s)"
 _BM25_CHEAPER = ("(coalesce((SELECT df FROM arbor_search_df WHERE term = '§n'), 0) "
                  "<= {share} * {rows})")
 
@@ -88,7 +87,7 @@ def ranked(
     agent's range: rows holding every term first, then by score, then the newest. None
     when bm25() would rank them for less (WHOLE_SHARE)."""
     k = len(terms)
-    cheaper = _BM25_CHEAPER.format(share=int(WHOLE_SHARE), rows=_AGENT_ROWS)
+    cheaper = _BM25_CHEAPER.format(share=int(WHOLE_SHARE), rows=f"({sql.AGENT_MESSAGES})")
     parts = [f"SELECT *, NULL FROM ({STATS})", f"SELECT '', -1, {cheaper}, NULL"]
     params = [orjson.dumps([*terms, N_TERM, TOKENS_TERM]).decode(), agent_id]
     go = f"SELECT 1 WHERE NOT {cheaper}"
