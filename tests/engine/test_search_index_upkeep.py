@@ -39,4 +39,3 @@ def test_the_message_index_is_merged_once_writes_pause(manager):
     assert [(h.id, h.score) for h in session.search("green release deploy", 10)] == found
     session.append_message(user_msg("a green release after the merge"))
     assert session.search("green release", 1)[0].content == "a green release after the merge"
-

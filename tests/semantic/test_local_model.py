@@ -1,7 +1,6 @@
 """The offline models themselves (the default install's, USE beside MiniLM; USE alone; e5):
-each loaded once for
-this module, each finds an answer that shares no word with the question, in English and
-across languages; the settings choose between them."""
+each loaded once for this module, each finds an answer that shares no word with the
+question, in English and across languages; the settings choose between them."""
 
 from __future__ import annotations
 
